@@ -1,0 +1,46 @@
+# sparsevec: PGXS build.  See README.md for the test and benchmark commands.
+
+EXTENSION = sparsevec
+EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" $(EXTENSION).control)
+MODULE_big = sparsevec
+PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
+
+# Object files, grouped by area (explicit lists: deterministic builds).
+OBJS_TYPE = src/sparsevec.o
+OBJS_SPM =
+OBJS = $(OBJS_TYPE) $(OBJS_SPM)
+
+DATA = $(EXTENSION)--$(EXTVERSION).sql
+
+# pg_regress suites in sql/ + expected/, grouped by area.
+REGRESS_TYPE =
+REGRESS_SPM =
+REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM)
+
+# Isolation specs live in test/isolation/{specs,expected}.
+ISOLATION =
+ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output
+
+PG_CPPFLAGS = -I$(srcdir)/src
+# No fast-math and no contraction: the operator and the index must add
+# in the same order with the same rounding (DESIGN.md 11.4).
+PG_CFLAGS += -ffp-contract=off
+# Bind our own references locally even if another library exports the
+# same name (pgvector does; STYLE.md section 7).
+SHLIB_LINK += -Wl,-Bsymbolic
+
+# Debian's server is built --with-llvm; JIT bitcode would need clang.
+override with_llvm := no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+EXTRA_CLEAN = test/isolation/output test/unit/run_unit
+
+# Used by test/run to learn which suites exist.
+print-regress:
+	@echo $(REGRESS)
+print-isolation:
+	@echo $(ISOLATION)
+.PHONY: print-regress print-isolation

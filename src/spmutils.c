@@ -1,0 +1,209 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmutils.c
+ *	  Page initialisation and validation, the metapage, new pages.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "storage/bufpage.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "spm.h"
+
+static const char *const page_type_names[] = {
+	"unknown", "meta", "pending", "segment header", "segment directory",
+	"dictionary", "skip", "posting", "docmap", "alive bitset",
+	"null bitset", "free"
+};
+
+static const char *
+page_type_name(int type)
+{
+	if (type < 0 || type >= (int) lengthof(page_type_names))
+		type = 0;
+	return page_type_names[type];
+}
+
+/*
+ * Initialise page as an empty page of the given type.
+ */
+void
+SpmInitPage(Page page, SpmPageType type, uint32 segment_id)
+{
+	SpmPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(SpmPageOpaqueData));
+	opaque = SpmPageGetOpaque(page);
+	opaque->next = InvalidBlockNumber;
+	opaque->segment_id = segment_id;
+	opaque->deleted_xid = InvalidFullTransactionId;
+	opaque->type = (uint16) type;
+	opaque->unused1 = 0;
+	opaque->unused2 = 0;
+	opaque->page_id = SPM_PAGE_ID;
+}
+
+/*
+ * Check that page (block blkno, content-locked by the caller) is a page of
+ * the expected type belonging to segment_id (0: any).  A page that is not
+ * what its reference promised means corruption -- or, on a hot standby,
+ * that replay recycled a page a query was still following (README "Page
+ * recycling"), which is reported as a retryable conflict.
+ */
+void
+SpmCheckPage(Relation index, Page page, BlockNumber blkno, SpmPageType type,
+			 uint32 segment_id)
+{
+	SpmPageOpaque opaque;
+	PageHeader	phdr = (PageHeader) page;
+
+	if (!PageIsNew(page) &&
+		PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+		phdr->pd_lower >= MAXALIGN(SizeOfPageHeaderData) &&
+		phdr->pd_lower <= phdr->pd_upper &&
+		phdr->pd_upper <= phdr->pd_special)
+	{
+		opaque = SpmPageGetOpaque(page);
+		if (opaque->page_id == SPM_PAGE_ID && opaque->type == type &&
+			(segment_id == 0 || opaque->segment_id == segment_id))
+			return;
+		if (RecoveryInProgress())
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("canceling statement due to conflict with recovery"),
+					 errdetail("Block %u of sparse_maxscore index \"%s\" was recycled while the query was reading it.",
+							   blkno, RelationGetRelationName(index)),
+					 errhint("Retry the query.  hot_standby_feedback avoids this.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" has an unexpected page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errdetail("Expected a %s page of segment %u, found a %s page of segment %u.",
+						   page_type_name(type), segment_id,
+						   page_type_name(opaque->type), opaque->segment_id),
+				 errhint("REINDEX the index.")));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" has an invalid page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Check the metapage contents (page already checked as a META page).
+ */
+void
+SpmCheckMeta(Relation index, SpmMetaPage meta)
+{
+	if (meta->magic != SPM_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a sparse_maxscore index",
+						RelationGetRelationName(index))));
+	if (meta->version != SPM_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sparse_maxscore index \"%s\" has format version %u, this library reads version %d",
+						RelationGetRelationName(index), meta->version,
+						SPM_VERSION),
+				 errhint("REINDEX the index.")));
+	if (meta->nsegments > SPM_MAX_SEGMENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" has a corrupted metapage",
+						RelationGetRelationName(index))));
+}
+
+/*
+ * Copy the metapage into *meta (share lock held only while copying).
+ */
+void
+SpmReadMeta(Relation index, SpmMetaPageData *meta)
+{
+	Buffer		buf;
+	Page		page;
+
+	buf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	SpmCheckPage(index, page, SPM_METAPAGE_BLKNO, SPM_PAGE_META, 0);
+	memcpy(meta, SpmPageGetMeta(page), sizeof(SpmMetaPageData));
+	UnlockReleaseBuffer(buf);
+	SpmCheckMeta(index, meta);
+}
+
+/*
+ * Index of the segment whose docid range holds docid, or -1.
+ */
+int
+SpmFindSegment(const SpmMetaPageData *meta, uint64 docid)
+{
+	int			lo = 0;
+	int			hi = (int) meta->nsegments - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (docid < meta->segments[mid].docid_lo)
+			hi = mid - 1;
+		else if (docid >= meta->segments[mid].docid_hi)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+/*
+ * A new page for the index, exclusively locked: a recyclable page from the
+ * free space map if there is one, else a new block at the end.  The caller
+ * initialises it.
+ */
+Buffer
+SpmNewBuffer(Relation index, ForkNumber forknum)
+{
+	Buffer		buf;
+	bool		needLock;
+
+	if (forknum == MAIN_FORKNUM)
+	{
+		for (;;)
+		{
+			BlockNumber blkno = GetFreeIndexPage(index);
+			Page		page;
+
+			if (blkno == InvalidBlockNumber)
+				break;
+			buf = ReadBuffer(index, blkno);
+			if (ConditionalLockBuffer(buf))
+			{
+				page = BufferGetPage(buf);
+				if (PageIsNew(page))
+					return buf;
+				if (SpmPageGetOpaque(page)->page_id == SPM_PAGE_ID &&
+					SpmPageGetOpaque(page)->type == SPM_PAGE_FREE &&
+					GlobalVisCheckRemovableFullXid(NULL,
+												   SpmPageGetOpaque(page)->deleted_xid))
+					return buf;
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			}
+			ReleaseBuffer(buf);
+		}
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}

@@ -84,7 +84,8 @@ typedef struct SpmScanOpaqueData
 	/* SORTED and NEGATIVE: the rows, sorted */
 	Tuplesortstate *sort;
 	TupleDesc	sortdesc;
-	TupleTableSlot *slot;
+	TupleTableSlot *slot;		/* virtual, to put rows */
+	TupleTableSlot *mslot;		/* minimal tuple, to get rows */
 
 	SpmCounters counters;
 } SpmScanOpaqueData;
@@ -450,6 +451,7 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 		TupleDescInitEntry(so->sortdesc, 2, "docid", INT8OID, -1, 0);
 		TupleDescInitEntry(so->sortdesc, 3, "tid", TIDOID, -1, 0);
 		so->slot = MakeSingleTupleTableSlot(so->sortdesc, &TTSOpsVirtual);
+		so->mslot = MakeSingleTupleTableSlot(so->sortdesc, &TTSOpsMinimalTuple);
 	}
 	so->sort = tuplesort_begin_heap(so->sortdesc, 2, attnums, ops, colls,
 									nullsFirst, work_mem, NULL, TUPLESORT_NONE);
@@ -518,20 +520,20 @@ sort_next(IndexScanDesc scan)
 	bool		isnull;
 	Datum		d;
 
-	if (!tuplesort_gettupleslot(so->sort, true, false, so->slot, NULL))
+	if (!tuplesort_gettupleslot(so->sort, true, false, so->mslot, NULL))
 	{
 		tuplesort_end(so->sort);
 		so->sort = NULL;
 		return false;
 	}
-	scan->xs_heaptid = *((ItemPointer) DatumGetPointer(slot_getattr(so->slot, 3, &isnull)));
-	d = slot_getattr(so->slot, 1, &isnull);
+	scan->xs_heaptid = *((ItemPointer) DatumGetPointer(slot_getattr(so->mslot, 3, &isnull)));
+	d = slot_getattr(so->mslot, 1, &isnull);
 	scan->xs_orderbyvals[0] = d;
 	scan->xs_orderbynulls[0] = false;
 	/* keep the cursor current, for the record */
 	so->after.active = true;
 	so->after.score = -DatumGetFloat8(d);
-	so->after.docid = (uint64) DatumGetInt64(slot_getattr(so->slot, 2, &isnull));
+	so->after.docid = (uint64) DatumGetInt64(slot_getattr(so->mslot, 2, &isnull));
 	return true;
 }
 
@@ -726,6 +728,11 @@ spmbeginscan(Relation index, int nkeys, int norderbys)
 										 ALLOCSET_DEFAULT_SIZES);
 	so->state = SPM_SCAN_FIRST;
 	scan->opaque = so;
+
+	/* we report the distance of every row (never lossy, but it is free) */
+	scan->xs_orderbyvals = MemoryContextAllocZero(scanCtx, Max(norderbys, 1) * sizeof(Datum));
+	scan->xs_orderbynulls = MemoryContextAlloc(scanCtx, Max(norderbys, 1) * sizeof(bool));
+	memset(scan->xs_orderbynulls, true, Max(norderbys, 1) * sizeof(bool));
 	return scan;
 }
 
@@ -746,6 +753,7 @@ reset_scan(SpmScanOpaque so)
 		so->sort = NULL;
 	}
 	so->slot = NULL;
+	so->mslot = NULL;
 	so->sortdesc = NULL;
 	so->query = NULL;
 	so->hits = NULL;

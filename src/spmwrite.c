@@ -42,6 +42,7 @@ typedef struct SpmStream
 
 struct SpmWriter
 {
+	MemoryContext cxt;			/* everything the writer allocates */
 	Relation	index;
 	ForkNumber	fork;
 	bool		wal;			/* GenericXLog every page (online writes) */
@@ -93,6 +94,7 @@ struct SpmWriter
 	float4		max_abs;
 };
 
+/* repalloc keeps the chunk in its own context, the writer's */
 static void
 grow_u32(uint32 **arr, uint32 *cap, uint32 need)
 {
@@ -110,7 +112,7 @@ stream_start(SpmWriter *w, SpmStream *s)
 	Assert(s->image == NULL);
 	s->buf = SpmNewBuffer(w->index, w->fork);
 	s->blkno = BufferGetBlockNumber(s->buf);
-	s->image = palloc(BLCKSZ);
+	s->image = MemoryContextAlloc(w->cxt, BLCKSZ);
 	SpmInitPage((Page) s->image, s->type, w->segment_id);
 	s->nitems = 0;
 }
@@ -193,7 +195,8 @@ stream_put(SpmStream *s, const void *data, Size len)
 /*
  * Start a segment.  fork is MAIN_FORKNUM except when building the init
  * fork; wal says whether every page is WAL-logged as it is written (the
- * build logs everything at the end instead).
+ * build logs everything at the end instead).  The writer allocates in
+ * the current memory context, whatever context later calls run in.
  */
 SpmWriter *
 spm_writer_begin(Relation index, ForkNumber fork, bool wal,
@@ -201,6 +204,7 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 {
 	SpmWriter  *w = palloc0(sizeof(SpmWriter));
 
+	w->cxt = CurrentMemoryContext;
 	w->index = index;
 	w->fork = fork;
 	w->wal = wal;
@@ -448,7 +452,7 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	stream_finish(w, &w->dict, InvalidBlockNumber);
 
 	/* directory words: docmap, alive, null, dictionary pairs */
-	words = palloc(cap * sizeof(uint32));
+	words = MemoryContextAlloc(w->cxt, cap * sizeof(uint32));
 	grow_u32(&words, &cap, w->ndocmap);
 	memcpy(words, w->docmap_blk, w->ndocmap * sizeof(uint32));
 	nwords = w->ndocmap;

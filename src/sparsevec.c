@@ -113,30 +113,42 @@ CheckNnz(int nnz, int dim)
 				 errmsg("sparsevec cannot have more elements than dimensions")));
 }
 
+/* a 0-based index must be in [0, dim) */
+static inline void
+CheckIndexInRange(int32 index, int dim)
+{
+	if (index < 0 || index >= dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("sparsevec index out of bounds")));
+}
+
+/* an index must differ from the one before it */
+static inline void
+CheckNotDuplicate(int32 index, int32 previous)
+{
+	if (index == previous)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("sparsevec indices must not contain duplicates")));
+}
+
 /*
  * indices[i] must be in [0, dim) and greater than indices[i - 1].
  */
 static inline void
 CheckIndex(const int32 *indices, int i, int dim)
 {
-	int32		index = indices[i];
-
-	if (index < 0 || index >= dim)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("sparsevec index out of bounds")));
+	CheckIndexInRange(indices[i], dim);
 
 	if (i > 0)
 	{
-		if (index < indices[i - 1])
+		if (indices[i] < indices[i - 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("sparsevec indices must be in ascending order")));
 
-		if (index == indices[i - 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("sparsevec indices must not contain duplicates")));
+		CheckNotDuplicate(indices[i], indices[i - 1]);
 	}
 }
 
@@ -251,14 +263,9 @@ BuildFromElements(SpvElement *elements, int n, int nonzero, int dim)
 	/* every index, zero or not, in order: bounds first, then duplicates */
 	for (int i = 0; i < n; i++)
 	{
-		if (elements[i].index < 0 || elements[i].index >= dim)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("sparsevec index out of bounds")));
-		if (i > 0 && elements[i].index == elements[i - 1].index)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("sparsevec indices must not contain duplicates")));
+		CheckIndexInRange(elements[i].index, dim);
+		if (i > 0)
+			CheckNotDuplicate(elements[i].index, elements[i - 1].index);
 	}
 
 	/* unique and in [0, dim), so nonzero <= n <= dim */
@@ -1022,11 +1029,15 @@ spv_inner_product(PG_FUNCTION_ARGS)
 {
 	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
 	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	double		result;
 
 	CheckDims(a, b);
+	result = spv_dot(a->indices, SPV_VALUES(a), a->nnz,
+					 b->indices, SPV_VALUES(b), b->nnz);
 
-	PG_RETURN_FLOAT8(spv_dot(a->indices, SPV_VALUES(a), a->nnz,
-							 b->indices, SPV_VALUES(b), b->nnz));
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_FLOAT8(result);
 }
 
 /*
@@ -1039,11 +1050,15 @@ spv_sparsevec_negative_inner_product(PG_FUNCTION_ARGS)
 {
 	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
 	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	double		result;
 
 	CheckDims(a, b);
+	result = -spv_dot(a->indices, SPV_VALUES(a), a->nnz,
+					  b->indices, SPV_VALUES(b), b->nnz);
 
-	PG_RETURN_FLOAT8(-spv_dot(a->indices, SPV_VALUES(a), a->nnz,
-							  b->indices, SPV_VALUES(b), b->nnz));
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_FLOAT8(result);
 }
 
 /* sum of squares in ascending index order */
@@ -1082,6 +1097,8 @@ spv_cosine_distance(PG_FUNCTION_ARGS)
 	else if (similarity < -1)
 		similarity = -1.0;
 
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
 	PG_RETURN_FLOAT8(1.0 - similarity);
 }
 
@@ -1122,10 +1139,14 @@ spv_l2_distance(PG_FUNCTION_ARGS)
 {
 	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
 	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	double		result;
 
 	CheckDims(a, b);
+	result = sqrt(SumOfDifferences(a, b, true));
 
-	PG_RETURN_FLOAT8(sqrt(SumOfDifferences(a, b, true)));
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_FLOAT8(result);
 }
 
 /* l1_distance(sparsevec, sparsevec): taxicab distance */
@@ -1135,10 +1156,14 @@ spv_l1_distance(PG_FUNCTION_ARGS)
 {
 	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
 	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	double		result;
 
 	CheckDims(a, b);
+	result = SumOfDifferences(a, b, false);
 
-	PG_RETURN_FLOAT8(SumOfDifferences(a, b, false));
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_FLOAT8(result);
 }
 
 /* l2_norm(sparsevec): Euclidean norm */
@@ -1261,24 +1286,107 @@ CompareVectors(const SparseVector *a, const SparseVector *b)
 	return 0;
 }
 
-#define SPV_CMP_FUNCTION(name, expr) \
-PG_FUNCTION_INFO_V1(name); \
-Datum \
-name(PG_FUNCTION_ARGS) \
-{ \
-	SparseVector *a = PG_GETARG_SPARSEVEC_P(0); \
-	SparseVector *b = PG_GETARG_SPARSEVEC_P(1); \
-	int			cmp = CompareVectors(a, b); \
- \
-	PG_FREE_IF_COPY(a, 0); \
-	PG_FREE_IF_COPY(b, 1); \
-	expr; \
+/* sparsevec_lt(sparsevec, sparsevec): less than */
+PG_FUNCTION_INFO_V1(spv_sparsevec_lt);
+Datum
+spv_sparsevec_lt(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) < 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
 }
 
-SPV_CMP_FUNCTION(spv_sparsevec_lt, PG_RETURN_BOOL(cmp < 0))
-SPV_CMP_FUNCTION(spv_sparsevec_le, PG_RETURN_BOOL(cmp <= 0))
-SPV_CMP_FUNCTION(spv_sparsevec_eq, PG_RETURN_BOOL(cmp == 0))
-SPV_CMP_FUNCTION(spv_sparsevec_ne, PG_RETURN_BOOL(cmp != 0))
-SPV_CMP_FUNCTION(spv_sparsevec_ge, PG_RETURN_BOOL(cmp >= 0))
-SPV_CMP_FUNCTION(spv_sparsevec_gt, PG_RETURN_BOOL(cmp > 0))
-SPV_CMP_FUNCTION(spv_sparsevec_cmp, PG_RETURN_INT32(cmp))
+/* sparsevec_le(sparsevec, sparsevec): less than or equal */
+PG_FUNCTION_INFO_V1(spv_sparsevec_le);
+Datum
+spv_sparsevec_le(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) <= 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
+}
+
+/* sparsevec_eq(sparsevec, sparsevec): equal */
+PG_FUNCTION_INFO_V1(spv_sparsevec_eq);
+Datum
+spv_sparsevec_eq(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) == 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
+}
+
+/* sparsevec_ne(sparsevec, sparsevec): not equal */
+PG_FUNCTION_INFO_V1(spv_sparsevec_ne);
+Datum
+spv_sparsevec_ne(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) != 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
+}
+
+/* sparsevec_ge(sparsevec, sparsevec): greater than or equal */
+PG_FUNCTION_INFO_V1(spv_sparsevec_ge);
+Datum
+spv_sparsevec_ge(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) >= 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
+}
+
+/* sparsevec_gt(sparsevec, sparsevec): greater than */
+PG_FUNCTION_INFO_V1(spv_sparsevec_gt);
+Datum
+spv_sparsevec_gt(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	bool		result = CompareVectors(a, b) > 0;
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_BOOL(result);
+}
+
+/* sparsevec_cmp(sparsevec, sparsevec): btree support: -1, 0 or 1 */
+PG_FUNCTION_INFO_V1(spv_sparsevec_cmp);
+Datum
+spv_sparsevec_cmp(PG_FUNCTION_ARGS)
+{
+	SparseVector *a = PG_GETARG_SPARSEVEC_P(0);
+	SparseVector *b = PG_GETARG_SPARSEVEC_P(1);
+	int32		result = CompareVectors(a, b);
+
+	/* comparisons run inside sorts: do not leak detoasted copies */
+	PG_FREE_IF_COPY(a, 0);
+	PG_FREE_IF_COPY(b, 1);
+	PG_RETURN_INT32(result);
+}

@@ -308,6 +308,9 @@ COMMENT ON OPERATOR FAMILY sparsevec_ops USING btree IS 'btree operator family f
 CREATE FUNCTION spmhandler(internal) RETURNS index_am_handler
 	AS 'MODULE_PATHNAME' LANGUAGE C;
 
+COMMENT ON FUNCTION spmhandler(internal) IS
+	'index access method handler of sparse_maxscore';
+
 CREATE ACCESS METHOD sparse_maxscore TYPE INDEX HANDLER spmhandler;
 
 COMMENT ON ACCESS METHOD sparse_maxscore IS
@@ -319,6 +322,9 @@ CREATE OPERATOR CLASS sparsevec_ip_ops
 	FUNCTION 1 sparsevec_negative_inner_product(sparsevec, sparsevec);
 
 COMMENT ON OPERATOR CLASS sparsevec_ip_ops USING sparse_maxscore IS
+	'negative inner product (<#>) ordering for sparse_maxscore';
+
+COMMENT ON OPERATOR FAMILY sparsevec_ip_ops USING sparse_maxscore IS
 	'negative inner product (<#>) ordering for sparse_maxscore';
 
 CREATE FUNCTION sparse_maxscore_last_scan(

@@ -183,7 +183,7 @@ stream_put(SpmStream *s, const void *data, Size len)
 	PageHeader	phdr = (PageHeader) s->image;
 	uint16		off = phdr->pd_lower;
 
-	Assert(phdr->pd_upper - phdr->pd_lower >= len);
+	Assert((Size) (phdr->pd_upper - phdr->pd_lower) >= len);
 	memcpy(s->image + off, data, len);
 	phdr->pd_lower += len;
 	s->nitems++;

@@ -50,3 +50,7 @@ print-regress:
 print-isolation:
 	@echo $(ISOLATION)
 .PHONY: print-regress print-isolation
+
+# PGXS does not track header dependencies: rebuild everything when a
+# header changes.
+$(OBJS): $(wildcard $(srcdir)/src/*.h)

@@ -319,10 +319,24 @@ typedef struct SpmSegment
 	uint32	   *dict_first;		/* [hdr.ndict] first term of each page */
 	BlockNumber *dict_blk;		/* [hdr.ndict] */
 	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
+	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
 
 	MemoryContext cxt;
 	uint64		stamp;			/* last round that used it */
 } SpmSegment;
+
+/* a term's skip entries, as flat arrays (one element per posting block) */
+typedef struct SpmTermData
+{
+	SpmDictEntry entry;
+	int			nblocks;
+	uint32	   *last;			/* last local docid of the block */
+	float4	   *max_w;
+	float4	   *min_w;
+	BlockNumber *blkno;
+	uint16	   *off;
+	uint8	   *count;
+} SpmTermData;
 
 /* a pinned page kept across lookups (docmap, bitsets) */
 typedef struct SpmPin
@@ -338,6 +352,8 @@ extern bool SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
 						  SpmDictEntry *entry);
 extern int	SpmReadSkips(Relation index, SpmSegment *seg,
 						 const SpmDictEntry *entry, SpmSkipEntry *out);
+extern const SpmTermData *SpmGetTerm(Relation index, SpmSegment *seg,
+									 uint32 term);
 extern void SpmGetTid(Relation index, SpmSegment *seg, uint32 local,
 					  ItemPointer tid, SpmPin *pin);
 extern void SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls,

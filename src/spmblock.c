@@ -119,6 +119,28 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 	end = p + hdr.nbytes_ids;
 	d = hdr.first_docid;
 	docids[0] = d;
+
+	/* fast path: every delta takes one byte (dense terms) */
+	if (hdr.nbytes_ids == count - 1 &&
+		d <= PG_UINT32_MAX - 127 * SPM_BLOCK_POSTINGS)
+	{
+		unsigned char bad = 0;
+
+		for (int i = 1; i < count; i++)
+		{
+			unsigned char delta = p[i - 1];
+
+			bad |= (unsigned char) ((delta - 1) & 0x80);	/* 0 or >= 0x80 */
+			d += delta;
+			docids[i] = d;
+		}
+		if (bad || d != last_docid)
+			return false;
+		memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
+			   count * sizeof(float));
+		return true;
+	}
+
 	for (int i = 1; i < count; i++)
 	{
 		uint32		delta;

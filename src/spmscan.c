@@ -35,6 +35,7 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
@@ -121,16 +122,26 @@ read_block(void *arg, int slot, const SpmTermCursor *c, int b,
 	int			lower;
 	bool		ok;
 
+	bool		fresh = false;
+
 	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
 		SpmUnpin(pin);
 	if (pin->buf == InvalidBuffer)
 	{
 		pin->buf = ReadBuffer(r->index, blkno);
 		pin->blkno = blkno;
+		fresh = true;
 	}
 	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(pin->buf);
-	SpmCheckPage(r->index, page, blkno, SPM_PAGE_POSTING, r->seg->segment_id);
+
+	/*
+	 * A page we keep pinned cannot be recycled under the round on the
+	 * primary (README "Page recycling"); on a standby, replay can, so the
+	 * page is checked again on every read there.
+	 */
+	if (fresh || RecoveryInProgress())
+		SpmCheckPage(r->index, page, blkno, SPM_PAGE_POSTING, r->seg->segment_id);
 	lower = ((PageHeader) page)->pd_lower;
 	ok = off >= (int) MAXALIGN(SizeOfPageHeaderData) && off < lower &&
 		spm_block_decode((char *) page + off, lower - off, c->count[b],
@@ -185,62 +196,43 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	SparseVector *q = so->query;
 	float	   *qv = SPV_VALUES(q);
 	SpmTermCursor *cur = palloc(Max(q->nnz, 1) * sizeof(SpmTermCursor));
-	SpmSkipEntry *skips = NULL;
-	int			skipcap = 0;
 	int			n = 0;
 
 	for (int i = 0; i < q->nnz; i++)
 	{
-		SpmDictEntry e;
+		const SpmTermData *d;
 		SpmTermCursor *c;
 		double		qw = qv[i];
-		int			nb;
-		uint32	   *last;
 		double	   *bub;
-		uint32	   *blkno;
-		uint16	   *off;
-		uint8	   *count;
 
-		if (!SpmLookupTerm(scan->indexRelation, seg, (uint32) q->indices[i], &e))
+		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
+		if (d == NULL)
 			continue;
-		nb = (e.df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
-		if (nb > skipcap)
+
+		/* block bounds of this query weight: q * max_w, or q * min_w */
+		bub = palloc(d->nblocks * sizeof(double));
+		if (qw > 0)
 		{
-			skipcap = Max(nb, skipcap * 2);
-			skips = skips ? repalloc(skips, skipcap * sizeof(SpmSkipEntry)) :
-				palloc(skipcap * sizeof(SpmSkipEntry));
+			for (int b = 0; b < d->nblocks; b++)
+				bub[b] = Max(qw * d->max_w[b], 0.0);
 		}
-		SpmReadSkips(scan->indexRelation, seg, &e, skips);
-
-		last = palloc(nb * sizeof(uint32));
-		bub = palloc(nb * sizeof(double));
-		blkno = palloc(nb * sizeof(uint32));
-		off = palloc(nb * sizeof(uint16));
-		count = palloc(nb);
-		for (int b = 0; b < nb; b++)
+		else
 		{
-			double		v = qw > 0 ? qw * skips[b].max_w : qw * skips[b].min_w;
-
-			last[b] = skips[b].last_docid;
-			bub[b] = Max(v, 0.0);
-			blkno[b] = skips[b].blkno;
-			off[b] = skips[b].off;
-			count[b] = skips[b].count;
+			for (int b = 0; b < d->nblocks; b++)
+				bub[b] = Max(qw * d->min_w[b], 0.0);
 		}
 
 		c = &cur[n++];
 		memset(c, 0, sizeof(SpmTermCursor));
 		c->q = qw;
-		c->qabsmax = fabs(qw) * Max(fabs(e.max_w), fabs(e.min_w));
-		c->nblocks = nb;
-		c->last = last;
+		c->qabsmax = fabs(qw) * Max(fabs(d->entry.max_w), fabs(d->entry.min_w));
+		c->nblocks = d->nblocks;
+		c->last = d->last;
 		c->bub = bub;
-		c->blkno = blkno;
-		c->off = off;
-		c->count = count;
+		c->blkno = d->blkno;
+		c->off = d->off;
+		c->count = d->count;
 	}
-	if (skips)
-		pfree(skips);
 
 	memset(r, 0, sizeof(SpmReader));
 	r->index = scan->indexRelation;

@@ -28,17 +28,22 @@
 
 #define SPM_CACHE_MAX	256		/* segments cached per backend */
 
+/* skip arrays cached per backend, over all segments */
+#define SPM_SKIP_CACHE_BYTES	((Size) 256 * 1024 * 1024)
+
 typedef struct SpmTermInfo
 {
 	uint32		term;			/* hash key */
 	bool		found;
 	SpmDictEntry entry;
+	SpmTermData *data;			/* skip arrays, once loaded */
 } SpmTermInfo;
 
 static MemoryContext cache_cxt = NULL;
 static SpmSegment *cache[SPM_CACHE_MAX];
 static int	cache_n = 0;
 static uint64 cache_stamp = 1;
+static Size skip_cache_bytes = 0;
 
 static void corrupt(Relation index, SpmSegment *seg, const char *what) pg_attribute_noreturn();
 
@@ -77,6 +82,7 @@ evict_one(void)
 	}
 	if (victim < 0)
 		elog(ERROR, "sparse_maxscore: segment cache full");
+	skip_cache_bytes -= cache[victim]->skipbytes;
 	MemoryContextDelete(cache[victim]->cxt);
 	cache[victim] = cache[--cache_n];
 }
@@ -230,14 +236,14 @@ SpmGetSegment(Relation index, const SpmMetaPageData *meta, int i)
 }
 
 /*
- * Find term in the segment's dictionary.  Returns false if the segment
- * has no posting for it.
+ * The cache entry of term (looked up in the dictionary on first use).
  */
-bool
-SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
-			  SpmDictEntry *entry)
+static SpmTermInfo *
+lookup_term(Relation index, SpmSegment *seg, uint32 term)
 {
 	SpmTermInfo *info;
+	SpmDictEntry e;
+	SpmDictEntry *entry = &e;
 	bool		found;
 	int			lo;
 	int			hi;
@@ -250,11 +256,7 @@ SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
 
 	info = hash_search(seg->terms, &term, HASH_FIND, NULL);
 	if (info)
-	{
-		if (info->found)
-			*entry = info->entry;
-		return info->found;
-	}
+		return info;
 
 	/* last dictionary page whose first term is <= term */
 	lo = 0;
@@ -311,9 +313,86 @@ SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
 
 	info = hash_search(seg->terms, &term, HASH_ENTER, &found);
 	info->found = have;
+	info->data = NULL;
 	if (have)
 		info->entry = *entry;
-	return have;
+	return info;
+}
+
+/*
+ * Find term in the segment's dictionary.  Returns false if the segment
+ * has no posting for it.
+ */
+bool
+SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
+			  SpmDictEntry *entry)
+{
+	SpmTermInfo *info = lookup_term(index, seg, term);
+
+	if (info->found)
+		*entry = info->entry;
+	return info->found;
+}
+
+/*
+ * The term's skip entries as flat arrays, or NULL if the segment has no
+ * posting for it.  Cached with the segment while the backend's budget for
+ * skip arrays lasts; beyond it, built in CurrentMemoryContext each time.
+ */
+const SpmTermData *
+SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
+{
+	SpmTermInfo *info = lookup_term(index, seg, term);
+	SpmTermData *d;
+	SpmSkipEntry *skips;
+	int			nb;
+	Size		bytes;
+	MemoryContext cxt;
+	char	   *mem;
+
+	if (!info->found)
+		return NULL;
+	if (info->data)
+		return info->data;
+
+	nb = (info->entry.df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+	bytes = MAXALIGN(sizeof(SpmTermData)) +
+		nb * (sizeof(uint32) * 4 + sizeof(uint16) + sizeof(uint8)) + 16;
+	cxt = skip_cache_bytes + bytes <= SPM_SKIP_CACHE_BYTES ? seg->cxt :
+		CurrentMemoryContext;
+
+	skips = palloc(nb * sizeof(SpmSkipEntry));
+	SpmReadSkips(index, seg, &info->entry, skips);
+
+	mem = MemoryContextAlloc(cxt, bytes);
+	d = (SpmTermData *) mem;
+	mem += MAXALIGN(sizeof(SpmTermData));
+	d->entry = info->entry;
+	d->nblocks = nb;
+	d->last = (uint32 *) mem;
+	d->max_w = (float4 *) (d->last + nb);
+	d->min_w = d->max_w + nb;
+	d->blkno = (BlockNumber *) (d->min_w + nb);
+	d->off = (uint16 *) (d->blkno + nb);
+	d->count = (uint8 *) (d->off + nb);
+	for (int b = 0; b < nb; b++)
+	{
+		d->last[b] = skips[b].last_docid;
+		d->max_w[b] = skips[b].max_w;
+		d->min_w[b] = skips[b].min_w;
+		d->blkno[b] = skips[b].blkno;
+		d->off[b] = skips[b].off;
+		d->count[b] = skips[b].count;
+	}
+	pfree(skips);
+
+	if (cxt == seg->cxt)
+	{
+		info->data = d;
+		seg->skipbytes += bytes;
+		skip_cache_bytes += bytes;
+	}
+	return d;
 }
 
 /*

@@ -211,15 +211,18 @@ probe_deep(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 d, float *w)
 
 /*
  * Term-at-a-time: add q * w of every posting with docid in [a, b) to
- * acc[docid - a].  Windows must come in ascending order.
+ * acc[docid - a].  Windows must come in ascending order.  With record,
+ * the postings are also kept in c->wdocs/c->wvals (offsets from a), for
+ * canonical_score.
  */
 static void
 taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
-	 double *acc)
+	 double *acc, bool record)
 {
 	const double q = c->q;
 	int			j = c->tblk;
 
+	c->wn = 0;
 	while (j < c->nblocks && c->last[j] < a)
 		j++;
 	while (j < c->nblocks && block_first(c, j) < b)
@@ -242,13 +245,30 @@ taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
 		p = c->tpos;
 		while (p < n && c->tdocs[p] < a)
 			p++;
-		for (; p < n; p++)
+		if (record)
 		{
-			uint32		d = c->tdocs[p];
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
 
-			if (d >= b)
-				break;
-			acc[d - a] += q * (double) c->tw[p];
+				if (d >= b)
+					break;
+				acc[d - a] += q * (double) c->tw[p];
+				c->wdocs[c->wn] = (uint16) (d - a);
+				c->wvals[c->wn] = c->tw[p];
+				c->wn++;
+			}
+		}
+		else
+		{
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
+
+				if (d >= b)
+					break;
+				acc[d - a] += q * (double) c->tw[p];
+			}
 		}
 		c->tpos = p;
 		if (p < n)
@@ -275,10 +295,12 @@ window_bounds(SpmTraverse *t, uint32 a, uint32 b)
 
 		while (c->sblk < c->nblocks && c->last[c->sblk] < a)
 			c->sblk++;
+		c->wpost = 0;
 		for (j = c->sblk; j < c->nblocks && block_first(c, j) < b; j++)
 		{
 			if (c->bub[j] > wub)
 				wub = c->bub[j];
+			c->wpost += c->count[j];
 		}
 		c->present = j > c->sblk;
 		c->wub = wub;
@@ -288,24 +310,50 @@ window_bounds(SpmTraverse *t, uint32 a, uint32 b)
 }
 
 /*
- * Canonical score of local docid d: q * w over the terms that hold d, in
- * ascending term order, from +0.0 (the same additions spv_dot makes).
+ * Canonical score of local docid d in window [a, ...) of a MaxScore
+ * window: q * w over the terms that hold d, in ascending term order, from
+ * +0.0 (the same additions spv_dot makes).  Essential terms' postings of
+ * the window were recorded by taat(); every non-essential term has just
+ * been probed for d.
  */
 static double
-canonical_score(SpmTraverse *t, uint32 d)
+canonical_score(SpmTraverse *t, uint32 a, uint32 d)
 {
 	double		sum = 0.0;
+	uint16		off = (uint16) (d - a);
 
 	for (int i = 0; i < t->nterms; i++)
 	{
 		SpmTermCursor *c = &t->terms[i];
-		float		w;
 
 		if (!c->present)
 			continue;
-		probe_shallow(c, d);
-		if (probe_deep(t, c, 2 * i + 1, d, &w))
-			sum += c->q * (double) w;
+		if (c->essential)
+		{
+			int			lo = 0;
+			int			hi = c->wn - 1;
+
+			while (lo <= hi)
+			{
+				int			mid = (lo + hi) >> 1;
+
+				if (c->wdocs[mid] < off)
+					lo = mid + 1;
+				else if (c->wdocs[mid] > off)
+					hi = mid - 1;
+				else
+				{
+					sum += c->q * (double) c->wvals[mid];
+					break;
+				}
+			}
+		}
+		else
+		{
+			Assert(c->probe_doc == d);
+			if (c->probe_hit)
+				sum += c->q * (double) c->probe_w;
+		}
 	}
 	t->counters->candidates++;
 	return sum;
@@ -367,6 +415,11 @@ spm_traverse_begin(SpmTraverse *t)
 	t->acc = palloc(SPM_WINDOW * sizeof(double));
 	t->order = palloc(Max(t->nterms, 1) * sizeof(int));
 	t->next = 0;
+	t->wdocs = NULL;
+	t->wvals = NULL;
+	t->wcap = 0;
+	t->backoff = 0;
+	t->skip_ms = 0;
 }
 
 void
@@ -390,6 +443,50 @@ spm_traverse_end(SpmTraverse *t)
 	}
 	pfree(t->acc);
 	pfree(t->order);
+	if (t->wdocs)
+	{
+		pfree(t->wdocs);
+		pfree(t->wvals);
+	}
+}
+
+/*
+ * Room for the window's postings of every essential term (at most the
+ * postings of its blocks that overlap the window).
+ */
+static void
+reserve_window_buffers(SpmTraverse *t)
+{
+	int64		need = 0;
+
+	for (int i = 0; i < t->nterms; i++)
+	{
+		if (t->terms[i].essential)
+			need += t->terms[i].wpost;
+	}
+	if (need > t->wcap)
+	{
+		t->wcap = Max(need, t->wcap * 2);
+		if (t->wdocs)
+		{
+			pfree(t->wdocs);
+			pfree(t->wvals);
+		}
+		t->wdocs = palloc(t->wcap * sizeof(uint16));
+		t->wvals = palloc(t->wcap * sizeof(float));
+	}
+	need = 0;
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		if (c->essential)
+		{
+			c->wdocs = t->wdocs + need;
+			c->wvals = t->wvals + need;
+			need += c->wpost;
+		}
+	}
 }
 
 /* pruning threshold: a document needs a score of at least this */
@@ -403,38 +500,80 @@ threshold(SpmTraverse *t)
 	return theta;
 }
 
+/*
+ * Should this window take the MaxScore path?  Skipping the non-essential
+ * terms can save at most their postings, and each candidate pays for its
+ * probes, so the path is taken only when the non-essential terms hold at
+ * least half of the window's postings, and not while backing off after a
+ * window where the probes cost more than they saved.  Otherwise every
+ * present term is essential: plain term-at-a-time, whose sums are already
+ * canonical.  Either way the result is exact; this only picks the cheaper
+ * plan.
+ */
+static bool
+use_maxscore(SpmTraverse *t, int nne, int npresent)
+{
+	int64		pn = 0;
+	int64		pall = 0;
+
+	if (nne == 0)
+		return false;
+	if (t->always_maxscore)
+		return true;
+	if (t->skip_ms > 0)
+	{
+		t->skip_ms--;
+		return false;
+	}
+	for (int k = 0; k < npresent; k++)
+	{
+		SpmTermCursor *c = &t->terms[t->order[k]];
+
+		pall += c->wpost;
+		if (!c->essential)
+			pn += c->wpost;
+	}
+	t->window_pn = pn;
+	return pn * 2 >= pall;
+}
+
 static void
 topk_window(SpmTraverse *t, uint32 a, uint32 b)
 {
 	double	   *acc = t->acc;
 	double		theta = threshold(t);
 	double		slack = t->slack;
-	double		sumub;
 	double		noness = 0.0;
 	int			nne = 0;
 	int			npresent = 0;
 	int		   *order = t->order;
+	bool		maxscore = false;
 
 	t->counters->windows++;
-	sumub = window_bounds(t, a, b);
-
-	for (int i = 0; i < t->nterms; i++)
-	{
-		SpmTermCursor *c = &t->terms[i];
-
-		c->essential = c->present;
-		if (c->present)
-			order[npresent++] = i;
-	}
-	if (npresent == 0)
-		return;
 
 	/*
 	 * Pruning applies to the positive phase only: in the negative phase the
 	 * threshold is below zero and no bound (all >= 0) can fall under it.
 	 */
-	if (!t->exhaustive && t->phase == SPM_PHASE_POSITIVE)
+	if (t->exhaustive || t->phase != SPM_PHASE_POSITIVE)
 	{
+		for (int i = 0; i < t->nterms; i++)
+			t->terms[i].essential = true;
+	}
+	else
+	{
+		double		sumub = window_bounds(t, a, b);
+
+		for (int i = 0; i < t->nterms; i++)
+		{
+			SpmTermCursor *c = &t->terms[i];
+
+			c->essential = c->present;
+			if (c->present)
+				order[npresent++] = i;
+		}
+		if (npresent == 0)
+			return;
 		if (sumub + slack < theta)
 		{
 			t->counters->windows_skipped++;
@@ -461,76 +600,110 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 			t->terms[order[nne]].essential = false;
 			nne++;
 		}
+		maxscore = use_maxscore(t, nne, npresent);
+		if (!maxscore)
+		{
+			for (int k = 0; k < nne; k++)
+				t->terms[order[k]].essential = true;
+			nne = 0;
+		}
 	}
 
 	memset(acc, 0, (b - a) * sizeof(double));
+	if (maxscore)
+		reserve_window_buffers(t);
 	for (int i = 0; i < t->nterms; i++)
 	{
 		SpmTermCursor *c = &t->terms[i];
 
 		if (c->essential)
-			taat(t, c, 2 * i, a, b, acc);
+			taat(t, c, 2 * i, a, b, acc, maxscore);
 	}
 
-	if (nne == 0)
+	if (!maxscore)
 	{
+		int64		scored = 0;
+
 		/* canonical scores: offer every document that can qualify */
 		for (uint32 d = a; d < b; d++)
 		{
 			double		s = acc[d - a];
 
-			if (s != 0.0)
+			scored += (s != 0.0);
+			if (s >= theta && s != 0.0)
 			{
-				t->counters->candidates++;
-				if (s >= theta)
-				{
-					consider(t, d, s);
-					theta = threshold(t);
-				}
+				consider(t, d, s);
+				theta = threshold(t);
 			}
 		}
+		t->counters->candidates += scored;
 		return;
 	}
 
-	for (uint32 d = a; d < b; d++)
 	{
-		double		partial = acc[d - a];
-		double		rest = noness;
-		bool		pruned = false;
+		int64		decoded_before = t->counters->postings_decoded;
+		int64		probes = 0;
 
-		if (partial + rest + slack < theta)
-			continue;
-
-		/* probe non-essential terms, largest bound first */
-		for (int k = nne - 1; k >= 0; k--)
+		for (uint32 d = a; d < b; d++)
 		{
-			int			i = order[k];
-			SpmTermCursor *c = &t->terms[i];
-			float		w;
+			double		partial = acc[d - a];
+			double		rest = noness;
+			bool		pruned = false;
 
-			rest -= c->wub;
-			probe_shallow(c, d);
-			if (c->pblk < c->nblocks && d >= block_first(c, c->pblk))
+			if (partial + rest + slack < theta)
+				continue;
+
+			/* probe non-essential terms, largest bound first */
+			for (int k = nne - 1; k >= 0; k--)
 			{
-				if (partial + c->bub[c->pblk] + rest + slack < theta)
+				int			i = order[k];
+				SpmTermCursor *c = &t->terms[i];
+				float		w = 0;
+
+				rest -= c->wub;
+				probes++;
+				probe_shallow(c, d);
+				c->probe_doc = d;
+				c->probe_hit = false;
+				if (c->pblk < c->nblocks && d >= block_first(c, c->pblk))
+				{
+					if (partial + c->bub[c->pblk] + rest + slack < theta)
+					{
+						pruned = true;
+						break;
+					}
+					if (probe_deep(t, c, 2 * i + 1, d, &w))
+					{
+						c->probe_hit = true;
+						c->probe_w = w;
+						partial += c->q * (double) w;
+					}
+				}
+				if (partial + rest + slack < theta)
 				{
 					pruned = true;
 					break;
 				}
-				if (probe_deep(t, c, 2 * i + 1, d, &w))
-					partial += c->q * (double) w;
 			}
-			if (partial + rest + slack < theta)
-			{
-				pruned = true;
-				break;
-			}
-		}
-		if (pruned)
-			continue;
+			if (pruned)
+				continue;
 
-		consider(t, d, canonical_score(t, d));
-		theta = threshold(t);
+			consider(t, d, canonical_score(t, a, d));
+			theta = threshold(t);
+		}
+
+		/*
+		 * Back off (for 2, 4, 8 ... windows) when the probes cost more than
+		 * decoding the non-essential postings would have; a probe counts as
+		 * a few postings' worth of work.
+		 */
+		if (t->counters->postings_decoded - decoded_before + probes * 4 > t->window_pn)
+		{
+			t->backoff = t->backoff ? Min(t->backoff * 2, 64) : 2;
+			t->skip_ms = t->backoff;
+		}
+		else
+			t->backoff = 0;
 	}
 }
 
@@ -559,5 +732,5 @@ spm_window_scores(SpmTraverse *t, uint32 a, uint32 b, double *acc)
 	t->counters->windows++;
 	memset(acc, 0, (b - a) * sizeof(double));
 	for (int i = 0; i < t->nterms; i++)
-		taat(t, &t->terms[i], 2 * i, a, b, acc);
+		taat(t, &t->terms[i], 2 * i, a, b, acc, false);
 }

@@ -123,8 +123,17 @@ typedef struct SpmTermCursor
 
 	/* state, owned by spmtraverse.c */
 	double		wub;			/* bound of the current window */
+	int64		wpost;			/* postings of blocks overlapping it */
 	bool		present;		/* has a block overlapping the window */
 	bool		essential;
+	/* MaxScore windows: essential postings of the window (offsets) */
+	uint16	   *wdocs;
+	float	   *wvals;
+	int			wn;
+	/* MaxScore windows: the last probe of a non-essential term */
+	uint32		probe_doc;
+	bool		probe_hit;
+	float		probe_w;
 	int			sblk;			/* first block not wholly before window */
 	int			tblk;			/* term-at-a-time: current block */
 	int			tdec;			/* block decoded in tdocs, or -1 */
@@ -164,6 +173,7 @@ typedef struct SpmTraverse
 	uint64		docid_lo;		/* global docid of local docid 0 */
 	uint32		ndocs;			/* visit local docids [0, ndocs) */
 	bool		exhaustive;		/* no pruning (the test oracle) */
+	bool		always_maxscore;	/* tests: skip the cost rule */
 	SpmPhase	phase;
 	SpmAfter	after;
 	SpmTopK    *topk;
@@ -179,6 +189,12 @@ typedef struct SpmTraverse
 	double	   *acc;			/* [SPM_WINDOW] */
 	int		   *order;			/* [nterms] */
 	uint32		next;			/* next window start (spm_window_scores) */
+	uint16	   *wdocs;			/* pool for the terms' window postings */
+	float	   *wvals;
+	int64		wcap;
+	int64		window_pn;		/* non-essential postings of the window */
+	int			backoff;		/* MaxScore back-off, in windows */
+	int			skip_ms;		/* windows left before MaxScore is retried */
 } SpmTraverse;
 
 extern void spm_traverse_begin(SpmTraverse *t);

@@ -303,6 +303,15 @@ extern uint32 spm_writer_nterms(SpmWriter *w);
 extern double spm_writer_sum_df_squared(SpmWriter *w);
 extern void spm_writer_free(SpmWriter *w);
 
+/* spmsort.c: postings sorted by (term, docid) for a writer */
+typedef struct SpmSorter SpmSorter;
+
+extern SpmSorter *spm_sorter_begin(Size mem, bool progress);
+extern void spm_sorter_add(SpmSorter *s, uint32 term, uint32 doc, float4 w);
+extern uint64 spm_sorter_count(SpmSorter *s);
+extern void spm_sorter_finish(SpmSorter *s, SpmWriter *w);
+extern void spm_sorter_end(SpmSorter *s);
+
 /* spmsegment.c: reading segments, per-backend segment cache */
 typedef struct SpmSegment
 {

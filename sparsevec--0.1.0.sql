@@ -342,3 +342,46 @@ CREATE FUNCTION sparse_maxscore_last_scan(
 
 COMMENT ON FUNCTION sparse_maxscore_last_scan() IS
 	'work counters of the most recent sparse_maxscore index scan in this session';
+
+CREATE FUNCTION sparse_maxscore_flush(regclass) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'spm_flush_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_flush(regclass) IS
+	'move the pending list of a sparse_maxscore index into a segment; returns the number of rows moved';
+
+CREATE FUNCTION sparse_maxscore_compact(regclass) RETURNS integer
+	AS 'MODULE_PATHNAME', 'spm_compact_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_compact(regclass) IS
+	'flush, then merge every segment of a sparse_maxscore index into one without dead rows; returns the number of segments merged';
+
+CREATE FUNCTION sparse_maxscore_info(
+	index regclass,
+	OUT segments integer,
+	OUT documents bigint,
+	OUT dead_documents bigint,
+	OUT null_documents bigint,
+	OUT postings bigint,
+	OUT pending_documents bigint,
+	OUT pending_postings bigint,
+	OUT pending_bytes bigint,
+	OUT pending_pages bigint,
+	OUT dead_fraction float8,
+	OUT pages bigint,
+	OUT free_pages bigint,
+	OUT dims integer)
+	RETURNS record
+	AS 'MODULE_PATHNAME', 'spm_info_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_info(regclass) IS
+	'segments, documents, postings, pending list, dead fraction and pages of a sparse_maxscore index';
+
+CREATE FUNCTION sparse_maxscore_verify(regclass) RETURNS text
+	AS 'MODULE_PATHNAME', 'spm_verify_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_verify(regclass) IS
+	'check the structural invariants of a sparse_maxscore index; raises an error on the first violation';

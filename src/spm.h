@@ -58,14 +58,15 @@ typedef enum SpmPageType
 	SPM_PAGE_DOCMAP,			/* local docid -> heap TID */
 	SPM_PAGE_ALIVE,				/* alive bitset (mutable) */
 	SPM_PAGE_NULLMAP,			/* NULL-row bitset */
-	SPM_PAGE_FREE				/* recyclable once deleted_xid is old */
+	SPM_PAGE_FREE				/* recyclable once xid is old */
 } SpmPageType;
 
 typedef struct SpmPageOpaqueData
 {
 	BlockNumber next;			/* next page of this chain or Invalid */
 	uint32		segment_id;		/* owning segment, 0 if none */
-	FullTransactionId deleted_xid;	/* FREE pages: next xid when freed */
+	FullTransactionId xid;		/* FREE: next xid when freed; PENDING:
+								 * the inserting transaction */
 	uint16		type;			/* SpmPageType */
 	uint16		unused1;
 	uint16		unused2;
@@ -98,6 +99,9 @@ typedef struct SpmSegmentRef
 	uint64		npostings;		/* postings stored */
 	uint32		ndead;			/* docids whose alive bit is 0 */
 	uint32		nnull;			/* NULL rows in the range */
+	uint32		nholes;			/* of ndead, those written dead (no
+								 * postings: gaps kept for dense docids) */
+	uint32		unused;
 } SpmSegmentRef;
 
 typedef struct SpmMetaPageData
@@ -115,6 +119,8 @@ typedef struct SpmMetaPageData
 	/* pending list of whole documents (docids >= pending_docid_lo) */
 	BlockNumber pending_head;	/* first pending page or Invalid */
 	BlockNumber pending_tail;	/* last pending page or Invalid */
+	BlockNumber pending_sealed; /* page being flushed: append after it */
+	uint32		pending_tail_free;	/* free bytes on the tail page */
 	uint64		pending_docid_lo;	/* = next_docid when the list is empty */
 	uint64		pending_ndocs;
 	uint64		pending_npostings;
@@ -153,6 +159,8 @@ typedef struct SpmSegmentHeaderData
 	uint32		nalive;			/* alive-bitset pages */
 	uint32		nnullmap;		/* null-bitset pages */
 	uint32		ndict;			/* dictionary pages */
+	uint32		npost;			/* posting pages */
+	uint32		nskip;			/* skip pages */
 	uint32		ndirwords;		/* words in the directory chain */
 	BlockNumber dir_head;		/* first SEGDIR page */
 	float4		max_abs_weight;	/* largest |w| of any posting */
@@ -163,8 +171,10 @@ typedef SpmSegmentHeaderData *SpmSegmentHeader;
 /*
  * The directory is a sequence of uint32 words spread over a chain of
  * SEGDIR pages: the docmap page numbers, the alive-bitset page numbers,
- * the null-bitset page numbers, then one (first term, page number) pair
- * per dictionary page.
+ * the null-bitset page numbers, one (first term, page number) pair per
+ * dictionary page, then the posting and skip page numbers.  With the
+ * header and the directory chain itself, that is every page of the
+ * segment.
  */
 #define SPM_DIR_WORDS_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(uint32)))
 
@@ -210,10 +220,13 @@ typedef struct SpmSkipEntry
  * ----------------------------------------------------------------
  */
 /*
- * A document is one chunk, or (if it does not fit on one page) a chain of
- * chunks on consecutive pages of the list, each but the last flagged
- * CONTINUED; all chunks carry the document's header fields.  Chunks are
- * MAXALIGNed and laid out from the start of the page contents to pd_lower.
+ * A document is one tuple, or, if it does not fit on one page, a head
+ * tuple without elements (flagged CONTINUED) followed by continuation
+ * chunks (flagged CHUNK, all but the last CONTINUED) filling pages of
+ * their own.  A document's docid is pending_docid_lo plus its position in
+ * the list; the head tuple records it (continuation chunks carry 0).
+ * Tuples are MAXALIGNed and laid out from the start of the page contents
+ * to pd_lower.  See README "Pending list".
  */
 typedef struct SpmPendingTupleData
 {
@@ -231,6 +244,7 @@ typedef SpmPendingTupleData *SpmPendingTuple;
 #define SPM_PT_NULL			0x0001	/* NULL row: no elements */
 #define SPM_PT_DELETED		0x0002	/* VACUUM found the heap tuple dead */
 #define SPM_PT_CONTINUED	0x0004	/* more elements in the next chunk */
+#define SPM_PT_CHUNK		0x0008	/* a continuation chunk */
 
 #define SpmPendingTupleSize(nhere) \
 	MAXALIGN(sizeof(SpmPendingTupleData) + (Size) (nhere) * (sizeof(int32) + sizeof(float4)))
@@ -281,6 +295,8 @@ extern void SpmCheckPage(Relation index, Page page, BlockNumber blkno,
 extern void SpmReadMeta(Relation index, SpmMetaPageData *meta);
 extern void SpmCheckMeta(Relation index, SpmMetaPage meta);
 extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
+extern bool SpmPageIsRecyclable(Page page, bool any_xid);
+extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
 extern int	SpmFindSegment(const SpmMetaPageData *meta, uint64 docid);
 
 /* spmwrite.c: segment writer */
@@ -302,6 +318,8 @@ extern uint32 spm_writer_flags(SpmWriter *w);
 extern uint32 spm_writer_nterms(SpmWriter *w);
 extern double spm_writer_sum_df_squared(SpmWriter *w);
 extern void spm_writer_free(SpmWriter *w);
+extern void spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages,
+									int n, bool any_xid);
 
 /* spmsort.c: postings sorted by (term, docid) for a writer */
 typedef struct SpmSorter SpmSorter;
@@ -327,6 +345,8 @@ typedef struct SpmSegment
 	BlockNumber *nullmap;		/* [hdr.nnullmap] */
 	uint32	   *dict_first;		/* [hdr.ndict] first term of each page */
 	BlockNumber *dict_blk;		/* [hdr.ndict] */
+	BlockNumber *post;			/* [hdr.npost] */
+	BlockNumber *skip;			/* [hdr.nskip] */
 	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
 	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
 
@@ -368,6 +388,20 @@ extern void SpmGetTid(Relation index, SpmSegment *seg, uint32 local,
 extern void SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls,
 							  uint32 pageno, uint8 *dst, SpmPin *pin);
 extern void SpmUnpin(SpmPin *pin);
+extern int	SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
+							SpmDictEntry *out);
+extern void SpmReadPostingBlock(Relation index, SpmSegment *seg,
+								BlockNumber blkno, int off, int count,
+								uint32 last, uint32 *docids, float *weights,
+								SpmPin *pin);
+extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
+									int *npages);
+
+/* spmflush.c: flush, compaction, page reclaim */
+extern int64 spm_flush(Relation index, bool wait, bool vacuum);
+extern int	spm_compact_all(Relation index);
+extern void spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
+								IndexBulkDeleteResult *stats);
 
 /* spmpending.c */
 typedef void (*SpmPendingCallback) (void *arg, double score, uint64 docid,
@@ -381,6 +415,26 @@ extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 extern void spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 								   IndexBulkDeleteCallback callback,
 								   void *callback_state);
+extern uint64 spm_pending_append(Relation index, SparseVector *v,
+								 ItemPointer tid);
+
+/* a visitor of pending documents (spm_pending_visit) */
+typedef struct SpmPendingVisitor
+{
+	/* a document starts; flags are its SPM_PT_* flags */
+	void		(*begin) (void *arg, uint64 docid, ItemPointer tid,
+						  uint16 flags, int32 nnz);
+	/* some of its elements, in ascending index order */
+	void		(*elems) (void *arg, const int32 *idx, const float4 *val, int n);
+	/* the document is complete */
+	void		(*end) (void *arg);
+	void	   *arg;
+} SpmPendingVisitor;
+
+extern void spm_pending_visit(Relation index, BlockNumber head,
+							  uint64 docid_lo, uint64 docid_hi,
+							  BlockNumber last_page, SpmPendingVisitor *v,
+							  BlockNumber **pages, int *npages);
 
 /* spmscan.c */
 extern SpmCounters spm_last_scan;

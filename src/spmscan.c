@@ -115,44 +115,9 @@ read_block(void *arg, int slot, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
 	SpmReader  *r = arg;
-	SpmPin	   *pin = &r->slots[slot];
-	BlockNumber blkno = c->blkno[b];
-	Page		page;
-	int			off = c->off[b];
-	int			lower;
-	bool		ok;
 
-	bool		fresh = false;
-
-	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
-		SpmUnpin(pin);
-	if (pin->buf == InvalidBuffer)
-	{
-		pin->buf = ReadBuffer(r->index, blkno);
-		pin->blkno = blkno;
-		fresh = true;
-	}
-	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(pin->buf);
-
-	/*
-	 * A page we keep pinned cannot be recycled under the round on the
-	 * primary (README "Page recycling"); on a standby, replay can, so the
-	 * page is checked again on every read there.
-	 */
-	if (fresh || RecoveryInProgress())
-		SpmCheckPage(r->index, page, blkno, SPM_PAGE_POSTING, r->seg->segment_id);
-	lower = ((PageHeader) page)->pd_lower;
-	ok = off >= (int) MAXALIGN(SizeOfPageHeaderData) && off < lower &&
-		spm_block_decode((char *) page + off, lower - off, c->count[b],
-						 c->last[b], docids, weights);
-	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("sparse_maxscore index \"%s\" has a corrupted posting block at block %u offset %d",
-						RelationGetRelationName(r->index), blkno, off),
-				 errhint("REINDEX the index.")));
+	SpmReadPostingBlock(r->index, r->seg, c->blkno[b], c->off[b], c->count[b],
+						c->last[b], docids, weights, &r->slots[slot]);
 }
 
 static bool

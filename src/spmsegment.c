@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -155,7 +156,7 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 		UnlockReleaseBuffer(buf);
 
 		expect = seg->hdr.ndocmap + seg->hdr.nalive + seg->hdr.nnullmap +
-			2 * seg->hdr.ndict;
+			2 * seg->hdr.ndict + seg->hdr.npost + seg->hdr.nskip;
 		if (seg->hdr.magic != SPM_MAGIC ||
 			seg->hdr.segment_id != ref->segment_id ||
 			seg->hdr.docid_lo != ref->docid_lo ||
@@ -173,6 +174,8 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 		seg->nullmap = seg->alive + seg->hdr.nalive;
 		seg->dict_first = palloc(Max(seg->hdr.ndict, 1) * sizeof(uint32));
 		seg->dict_blk = palloc(Max(seg->hdr.ndict, 1) * sizeof(BlockNumber));
+		seg->post = seg->nullmap + seg->hdr.nnullmap + 2 * seg->hdr.ndict;
+		seg->skip = seg->post + seg->hdr.npost;
 		for (uint32 i = 0; i < seg->hdr.ndict; i++)
 		{
 			uint32	   *pair = seg->nullmap + seg->hdr.nnullmap + 2 * i;
@@ -538,4 +541,129 @@ SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls, uint32 pageno,
 	SpmCheckPage(index, page, blkno, type, seg->segment_id);
 	memcpy(dst, PageGetContents(page), SPM_BITMAP_BYTES);
 	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+}
+
+/*
+ * Read dictionary page pageno of the segment into out[] (room for
+ * SPM_DICT_PER_PAGE entries); returns the number of entries.
+ */
+int
+SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
+				SpmDictEntry *out)
+{
+	BlockNumber blkno;
+	Buffer		buf;
+	Page		page;
+	int			n;
+
+	if (pageno >= seg->hdr.ndict)
+		corrupt(index, seg, "dictionary page out of range");
+	blkno = seg->dict_blk[pageno];
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	SpmCheckPage(index, page, blkno, SPM_PAGE_DICT, seg->segment_id);
+	n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+		sizeof(SpmDictEntry);
+	if (n < 1 || n > SPM_DICT_PER_PAGE)
+	{
+		UnlockReleaseBuffer(buf);
+		corrupt(index, seg, "bad dictionary page");
+	}
+	memcpy(out, PageGetContents(page), n * sizeof(SpmDictEntry));
+	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/*
+ * Decode posting block b of term d into docids/weights.  pin keeps the
+ * page pinned between calls (never locked); check says whether the page
+ * must be checked (always on a hot standby, see README "Page recycling";
+ * on the primary only when first pinned).
+ */
+void
+SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
+					int off, int count, uint32 last, uint32 *docids,
+					float *weights, SpmPin *pin)
+{
+	Page		page;
+	int			lower;
+	bool		ok;
+	bool		fresh = false;
+
+	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
+		SpmUnpin(pin);
+	if (pin->buf == InvalidBuffer)
+	{
+		pin->buf = ReadBuffer(index, blkno);
+		pin->blkno = blkno;
+		fresh = true;
+	}
+	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(pin->buf);
+	if (fresh || RecoveryInProgress())
+		SpmCheckPage(index, page, blkno, SPM_PAGE_POSTING, seg->segment_id);
+	lower = ((PageHeader) page)->pd_lower;
+	ok = off >= (int) MAXALIGN(SizeOfPageHeaderData) && off < lower &&
+		spm_block_decode((char *) page + off, lower - off, count, last,
+						 docids, weights);
+	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" has a corrupted posting block at block %u offset %d",
+						RelationGetRelationName(index), blkno, off),
+				 errhint("REINDEX the index.")));
+}
+
+/*
+ * Every page of the segment, in a palloc'd array: header, directory
+ * chain, and what the directory lists.
+ */
+BlockNumber *
+SpmSegmentPages(Relation index, SpmSegment *seg, int *npages)
+{
+	int			cap = 2 + seg->hdr.ndirwords;
+	BlockNumber *pages = palloc(cap * sizeof(BlockNumber));
+	int			n = 0;
+	BlockNumber blkno = seg->hdr.dir_head;
+	uint32		pairs = seg->hdr.ndict;
+
+	pages[n++] = seg->header;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+
+		if (n == cap)
+		{
+			cap *= 2;
+			pages = repalloc(pages, cap * sizeof(BlockNumber));
+		}
+		pages[n++] = blkno;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_SEGDIR, seg->segment_id);
+		blkno = SpmPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (n + seg->hdr.ndirwords > (uint32) cap)
+	{
+		cap = n + seg->hdr.ndirwords;
+		pages = repalloc(pages, cap * sizeof(BlockNumber));
+	}
+	for (uint32 i = 0; i < seg->hdr.ndocmap; i++)
+		pages[n++] = seg->docmap[i];
+	for (uint32 i = 0; i < seg->hdr.nalive; i++)
+		pages[n++] = seg->alive[i];
+	for (uint32 i = 0; i < seg->hdr.nnullmap; i++)
+		pages[n++] = seg->nullmap[i];
+	for (uint32 i = 0; i < pairs; i++)
+		pages[n++] = seg->dict_blk[i];
+	for (uint32 i = 0; i < seg->hdr.npost; i++)
+		pages[n++] = seg->post[i];
+	for (uint32 i = 0; i < seg->hdr.nskip; i++)
+		pages[n++] = seg->skip[i];
+	*npages = n;
+	return pages;
 }

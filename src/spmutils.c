@@ -8,6 +8,8 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "access/transam.h"
+#include "utils/snapmgr.h"
 #include "storage/bufpage.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -41,7 +43,7 @@ SpmInitPage(Page page, SpmPageType type, uint32 segment_id)
 	opaque = SpmPageGetOpaque(page);
 	opaque->next = InvalidBlockNumber;
 	opaque->segment_id = segment_id;
-	opaque->deleted_xid = InvalidFullTransactionId;
+	opaque->xid = InvalidFullTransactionId;
 	opaque->type = (uint16) type;
 	opaque->unused1 = 0;
 	opaque->unused2 = 0;
@@ -162,9 +164,32 @@ SpmFindSegment(const SpmMetaPageData *meta, uint64 docid)
 }
 
 /*
+ * May page (exclusively locked by the caller) be reused?  A never
+ * initialised page may; a FREE page once no snapshot anywhere can still
+ * reach it through an old copy of the metapage: the drain lock covers the
+ * primary, the xid stamp covers hot standbys (README "Page recycling").
+ * any_xid skips the stamp, for a caller holding AccessExclusiveLock on the
+ * index (which standbys replay, cancelling their readers first).
+ */
+bool
+SpmPageIsRecyclable(Page page, bool any_xid)
+{
+	SpmPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return true;
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
+		return false;
+	opaque = SpmPageGetOpaque(page);
+	return opaque->page_id == SPM_PAGE_ID && opaque->type == SPM_PAGE_FREE &&
+		(any_xid || GlobalVisCheckRemovableFullXid(NULL, opaque->xid));
+}
+
+/*
  * A new page for the index, exclusively locked: a recyclable page from the
  * free space map if there is one, else a new block at the end.  The caller
- * initialises it.
+ * initialises it and keeps it locked until it has written it (README
+ * "Page recycling": a locked page is never taken as an orphan).
  */
 Buffer
 SpmNewBuffer(Relation index, ForkNumber forknum)
@@ -177,20 +202,13 @@ SpmNewBuffer(Relation index, ForkNumber forknum)
 		for (;;)
 		{
 			BlockNumber blkno = GetFreeIndexPage(index);
-			Page		page;
 
 			if (blkno == InvalidBlockNumber)
 				break;
 			buf = ReadBuffer(index, blkno);
 			if (ConditionalLockBuffer(buf))
 			{
-				page = BufferGetPage(buf);
-				if (PageIsNew(page))
-					return buf;
-				if (SpmPageGetOpaque(page)->page_id == SPM_PAGE_ID &&
-					SpmPageGetOpaque(page)->type == SPM_PAGE_FREE &&
-					GlobalVisCheckRemovableFullXid(NULL,
-												   SpmPageGetOpaque(page)->deleted_xid))
+				if (SpmPageIsRecyclable(BufferGetPage(buf), false))
 					return buf;
 				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 			}
@@ -198,6 +216,7 @@ SpmNewBuffer(Relation index, ForkNumber forknum)
 		}
 	}
 
+	/* keep the extension lock until the new page is locked */
 	needLock = !RELATION_IS_LOCAL(index);
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
@@ -206,4 +225,48 @@ SpmNewBuffer(Relation index, ForkNumber forknum)
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
 	return buf;
+}
+
+/*
+ * Mark pages FREE, stamped with the next transaction id, and tell the free
+ * space map.  The caller has made them unreachable and drained the scans
+ * that could still be reading them.  The page contents are left as they
+ * are (a reader that follows a stale reference finds the FREE type).
+ */
+void
+SpmFreePages(Relation index, const BlockNumber *pages, int n)
+{
+	FullTransactionId xid = ReadNextFullTransactionId();
+
+	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			m = Min(MAX_GENERIC_XLOG_PAGES, n - i);
+
+		for (int j = 0; j < m; j++)
+		{
+			Page		page;
+			SpmPageOpaque opaque;
+
+			bufs[j] = ReadBuffer(index, pages[i + j]);
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+			page = GenericXLogRegisterBuffer(state, bufs[j], 0);
+			if (PageIsNew(page) ||
+				PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
+				SpmInitPage(page, SPM_PAGE_FREE, 0);
+			opaque = SpmPageGetOpaque(page);
+			opaque->type = SPM_PAGE_FREE;
+			opaque->page_id = SPM_PAGE_ID;
+			opaque->segment_id = 0;
+			opaque->next = InvalidBlockNumber;
+			opaque->xid = xid;
+		}
+		GenericXLogFinish(state);
+		for (int j = 0; j < m; j++)
+		{
+			UnlockReleaseBuffer(bufs[j]);
+			RecordFreeIndexPage(index, pages[i + j]);
+		}
+	}
 }

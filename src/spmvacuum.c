@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spmvacuum.c
- *	  VACUUM: clear the alive bits of dead rows; report statistics.
+ *	  VACUUM: clear the alive bits of dead rows; at cleanup, flush, compact
+ *	  and reclaim (spmflush.c), and report statistics.
  *
  * ambulkdelete walks every segment's docmap and asks the callback about
  * each TID whose alive bit is still set.  Bits only ever go from 1 to 0,
@@ -157,6 +158,9 @@ spmvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		return stats;
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	/* flush the pending list, compact, reclaim and shrink */
+	spm_vacuum_maintain(index, info, stats);
 
 	SpmReadMeta(index, &meta);
 	for (uint32 i = 0; i < meta.nsegments; i++)

@@ -70,6 +70,18 @@ struct SpmWriter
 	uint32	   *dict_pairs;		/* (first term, blkno) per dictionary page */
 	uint32		ndict;
 	uint32		dict_cap;
+	uint32	   *post_blk;		/* posting pages */
+	uint32		npost;
+	uint32		post_cap;
+	uint32	   *skip_blk;		/* skip pages */
+	uint32		nskip;
+	uint32		skip_cap;
+
+	/* pages to use first (compaction), ascending */
+	const BlockNumber *pref;
+	int			npref;
+	int			ipref;
+	bool		pref_any_xid;	/* caller holds AccessExclusiveLock */
 
 	/* the term being written */
 	bool		in_term;
@@ -106,11 +118,34 @@ grow_u32(uint32 **arr, uint32 *cap, uint32 need)
 
 /* ---------------------------------------------------------------- pages */
 
+/*
+ * A new page for the segment, exclusively locked until it is written: one
+ * of the preferred free pages if any is usable, else SpmNewBuffer.
+ */
+static Buffer
+writer_new_buffer(SpmWriter *w)
+{
+	while (w->ipref < w->npref)
+	{
+		BlockNumber blkno = w->pref[w->ipref++];
+		Buffer		buf = ReadBuffer(w->index, blkno);
+
+		if (ConditionalLockBuffer(buf))
+		{
+			if (SpmPageIsRecyclable(BufferGetPage(buf), w->pref_any_xid))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+	return SpmNewBuffer(w->index, w->fork);
+}
+
 static void
 stream_start(SpmWriter *w, SpmStream *s)
 {
 	Assert(s->image == NULL);
-	s->buf = SpmNewBuffer(w->index, w->fork);
+	s->buf = writer_new_buffer(w);
 	s->blkno = BufferGetBlockNumber(s->buf);
 	s->image = MemoryContextAlloc(w->cxt, BLCKSZ);
 	SpmInitPage((Page) s->image, s->type, w->segment_id);
@@ -221,6 +256,10 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 	w->docmap_blk = palloc(w->docmap_cap * sizeof(uint32));
 	w->dict_cap = 64;
 	w->dict_pairs = palloc(w->dict_cap * sizeof(uint32));
+	w->post_cap = 64;
+	w->post_blk = palloc(w->post_cap * sizeof(uint32));
+	w->skip_cap = 64;
+	w->skip_blk = palloc(w->skip_cap * sizeof(uint32));
 	w->max_w = w->min_w = 0;
 	return w;
 }
@@ -308,7 +347,11 @@ flush_block(SpmWriter *w)
 		bmin = Min(bmin, w->bw[i]);
 	}
 	size = spm_block_encode(w->bdocs, w->bw, w->bn, w->enc);
-	stream_reserve(w, &w->post, size);
+	if (stream_reserve(w, &w->post, size))
+	{
+		grow_u32(&w->post_blk, &w->post_cap, w->npost + 1);
+		w->post_blk[w->npost++] = w->post.blkno;
+	}
 
 	se.last_docid = w->bdocs[w->bn - 1];
 	se.max_w = bmax;
@@ -318,7 +361,11 @@ flush_block(SpmWriter *w)
 	se.count = (uint8) w->bn;
 	se.flags = 0;
 
-	stream_reserve(w, &w->skip, sizeof(SpmSkipEntry));
+	if (stream_reserve(w, &w->skip, sizeof(SpmSkipEntry)))
+	{
+		grow_u32(&w->skip_blk, &w->skip_cap, w->nskip + 1);
+		w->skip_blk[w->nskip++] = w->skip.blkno;
+	}
 	if (w->skip_blkno == InvalidBlockNumber)
 	{
 		w->skip_blkno = w->skip.blkno;
@@ -461,9 +508,13 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	if (w->nnull > 0)
 		write_bitset(w, SPM_PAGE_NULLMAP, w->nullmap, &words, &nwords, &cap);
 	nnullmap = nwords - w->ndocmap - nalive;
-	grow_u32(&words, &cap, nwords + 2 * w->ndict);
+	grow_u32(&words, &cap, nwords + 2 * w->ndict + w->npost + w->nskip);
 	memcpy(words + nwords, w->dict_pairs, 2 * w->ndict * sizeof(uint32));
 	nwords += 2 * w->ndict;
+	memcpy(words + nwords, w->post_blk, w->npost * sizeof(uint32));
+	nwords += w->npost;
+	memcpy(words + nwords, w->skip_blk, w->nskip * sizeof(uint32));
+	nwords += w->nskip;
 
 	memset(&dir, 0, sizeof(dir));
 	dir.type = SPM_PAGE_SEGDIR;
@@ -494,6 +545,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.nalive = nalive;
 	hdr.nnullmap = nnullmap;
 	hdr.ndict = w->ndict;
+	hdr.npost = w->npost;
+	hdr.nskip = w->nskip;
 	hdr.ndirwords = nwords;
 	hdr.max_abs_weight = w->max_abs;
 
@@ -513,6 +566,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 		if (!(w->alive[i / 8] & (1 << (i % 8))))
 			ref->ndead++;
 	}
+	ref->nholes = ref->ndead;
+	ref->unused = 0;
 	stream_finish(w, &head, InvalidBlockNumber);
 
 	pfree(words);
@@ -531,6 +586,21 @@ spm_writer_nterms(SpmWriter *w)
 	return w->nterms;
 }
 
+/*
+ * Take new pages from pages[0..n) (ascending free pages) before asking
+ * the free space map.  any_xid: the caller holds AccessExclusiveLock on the
+ * index, so freed pages need not wait for their xid horizon.
+ */
+void
+spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages, int n,
+						bool any_xid)
+{
+	w->pref = pages;
+	w->npref = n;
+	w->ipref = 0;
+	w->pref_any_xid = any_xid;
+}
+
 double
 spm_writer_sum_df_squared(SpmWriter *w)
 {
@@ -544,5 +614,7 @@ spm_writer_free(SpmWriter *w)
 	pfree(w->nullmap);
 	pfree(w->docmap_blk);
 	pfree(w->dict_pairs);
+	pfree(w->post_blk);
+	pfree(w->skip_blk);
 	pfree(w);
 }

@@ -23,6 +23,7 @@
 int			spm_initial_k = 100;
 int			spm_algorithm = SPM_ALG_MAXSCORE;
 int			spm_pending_list_limit = 4096;
+int			spm_debug_round_delay = 0;
 
 static relopt_kind spm_relopt_kind;
 static bool spm_initialized = false;
@@ -70,6 +71,12 @@ spm_init(void)
 							"Size of the pending list beyond which an insert flushes it into a segment.",
 							NULL, &spm_pending_list_limit, 4096, 64, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("sparse_maxscore.debug_round_delay",
+							"Sleep this long inside every scan round, holding the round's lock (tests only).",
+							"Lets concurrency tests catch a round in progress.",
+							&spm_debug_round_delay, 0, 0, 60000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("sparse_maxscore");
 }
 

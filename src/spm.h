@@ -272,6 +272,7 @@ typedef enum SpmAlgorithm
 extern int	spm_initial_k;
 extern int	spm_algorithm;
 extern int	spm_pending_list_limit;
+extern int	spm_debug_round_delay;
 
 /* progress phases of CREATE INDEX */
 #define PROGRESS_SPM_PHASE_LOAD		2

@@ -28,6 +28,7 @@
 
 #include "access/genam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -46,6 +47,19 @@ static void pending_corrupt(Relation index, BlockNumber blkno) pg_attribute_nore
 static void
 pending_corrupt(Relation index, BlockNumber blkno)
 {
+	/*
+	 * Pending pages carry no segment id, so a standby that follows a stale
+	 * link into a page replay has recycled meets someone else's tuples:
+	 * that is a conflict with recovery, not corruption (README "Page
+	 * recycling").
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("A pending-list page of sparse_maxscore index \"%s\" was recycled while the query was reading it.",
+						   RelationGetRelationName(index)),
+				 errhint("Retry the query.  hot_standby_feedback avoids this.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("sparse_maxscore index \"%s\" has a corrupted pending-list page at block %u",

@@ -244,6 +244,13 @@ begin_round(IndexScanDesc scan, SpmMetaPageData *meta)
 	so->hits = NULL;
 	so->nhits = so->next = 0;
 	MemoryContextReset(so->roundCtx);
+
+	/* tests: hold the round open (see sparse_maxscore.debug_round_delay) */
+	for (int ms = 0; ms < spm_debug_round_delay; ms += 10)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);
+	}
 	return MemoryContextSwitchTo(so->roundCtx);
 }
 

@@ -177,9 +177,15 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
  * Scoring pending documents
  * ----------------------------------------------------------------
  */
+/* queries of at most this many dimensions get a dense lookup table */
+#define SPM_DENSE_QUERY_DIMS	(1 << 20)
+
 typedef struct ScoreState
 {
 	const SparseVector *query;	/* NULL: every document scores 0 */
+	float	   *dense;			/* query weight by index, or NULL */
+	uint32		ndense;
+	Relation	index;
 	uint64		from_docid;
 	/* the current document */
 	bool		wanted;
@@ -219,6 +225,25 @@ score_elems(void *arg, const int32 *idx, const float4 *val, int n)
 
 	if (!ss->wanted || q == NULL)
 		return;
+	if (ss->dense)
+	{
+		/* same additions, in the document's (ascending) index order */
+		for (int i = 0; i < n; i++)
+		{
+			float		w;
+
+			if ((uint32) idx[i] >= ss->ndense)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("sparse_maxscore index \"%s\" has a pending document beyond its dimensions",
+								RelationGetRelationName(ss->index))));
+			w = ss->dense[idx[i]];
+			if (w != 0.0f)
+				sum += (double) val[i] * (double) w;
+		}
+		ss->sum = sum;
+		return;
+	}
 	qi = q->indices;
 	qv = SPV_VALUES(q);
 	for (int i = 0; i < n; i++)
@@ -264,8 +289,27 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 	ss.from_docid = from_docid;
 	ss.cb = cb;
 	ss.cbarg = arg;
+
+	/*
+	 * A dense table of the query's weights makes scoring a lookup per
+	 * element; indexed vectors all have meta->dims dimensions, which the
+	 * scan has checked the query against.
+	 */
+	if (query && meta->dims > 0 && meta->dims <= SPM_DENSE_QUERY_DIMS &&
+		query->dim == meta->dims && meta->pending_ndocs > 16)
+	{
+		const float *qv = SPV_VALUES(query);
+
+		ss.dense = palloc0(meta->dims * sizeof(float));
+		ss.ndense = (uint32) meta->dims;
+		ss.index = index;
+		for (int i = 0; i < query->nnz; i++)
+			ss.dense[query->indices[i]] = qv[i];
+	}
 	spm_pending_visit(index, meta->pending_head, meta->pending_docid_lo,
 					  meta->next_docid, InvalidBlockNumber, &v, NULL, NULL);
+	if (ss.dense)
+		pfree(ss.dense);
 }
 
 typedef struct TopkArg

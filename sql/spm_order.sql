@@ -105,10 +105,20 @@ SELECT spm_check($$SELECT id, '{1:-1,4:2}/6' <#> v AS d FROM spm_tiny ORDER BY '
 SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/5' LIMIT 3;
 SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/7';
 SELECT id FROM spm_tiny ORDER BY '{1:1}/5' <#> v LIMIT 3;
+-- ... but only when the operator would run: a seq scan never evaluates it
+-- if no row with a vector passes the WHERE clause, and returns the rows
+-- without an error.  (The index currently raises the error anyway:
+-- /work/dev/bugs/dims-error-without-rows.md.)
+SELECT * FROM spm_index_groups($$
+	SELECT id, v <#> '{1:1}/5' AS d FROM spm_tiny WHERE id > 100 ORDER BY v <#> '{1:1}/5'$$);
+SELECT * FROM spm_index_groups($$
+	SELECT id, v <#> '{1:1}/5' AS d FROM spm_tiny WHERE v IS NULL ORDER BY v <#> '{1:1}/5'$$);
 SET enable_seqscan = on;
 SET enable_indexscan = off;
 SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/5' LIMIT 3;
 SELECT id FROM spm_tiny ORDER BY '{1:1}/5' <#> v LIMIT 3;
+SELECT id FROM spm_tiny WHERE id > 100 ORDER BY v <#> '{1:1}/5';
+SELECT id FROM spm_tiny WHERE v IS NULL ORDER BY v <#> '{1:1}/5', id;
 RESET enable_indexscan;
 
 RESET enable_seqscan;

@@ -228,6 +228,31 @@ FROM generate_series(1, 6) i;
 INSERT INTO spm_bq VALUES (7, '{1:1}/2000'), (8, NULL);
 SELECT * FROM spm_bm_check('spm_bs');
 
-DROP TABLE spm_bs, spm_bm, spm_bq;
+--
+-- terms beyond 65535: the build's radix sort takes two passes over the
+-- 16-bit digits, in memory and when spilling
+--
+CREATE TABLE spm_bd (id int NOT NULL, v sparsevec) WITH (autovacuum_enabled = off);
+INSERT INTO spm_bd
+SELECT i, spm_rand_sv(200000, 1 + (random() * 40)::int, 200000, 0.1, random() < 0.3)
+FROM generate_series(1, 5000) i;
+INSERT INTO spm_bd
+SELECT 5000 + i, '{1:1,65536:1,65537:2,131072:1,199999:3,200000:1}/200000'
+FROM generate_series(1, 200) i;
+TRUNCATE spm_bq;
+INSERT INTO spm_bq
+SELECT i, spm_rand_sv(200000, 1 + (random() * 60)::int, 200000, 0.2, false)
+FROM generate_series(1, 6) i;
+INSERT INTO spm_bq VALUES (7, '{65536:1,65537:1,200000:2}/200000'), (8, '{1:1,2:1,3:1}/200000');
+SELECT sum(nnz(v)) > 65536 AS more_than_one_batch FROM spm_bd;
+CREATE INDEX spm_bd_idx ON spm_bd USING sparse_maxscore (v);
+SELECT * FROM spm_bm_check('spm_bd');
+DROP INDEX spm_bd_idx;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX spm_bd_idx ON spm_bd USING sparse_maxscore (v);
+RESET maintenance_work_mem;
+SELECT * FROM spm_bm_check('spm_bd');
+
+DROP TABLE spm_bs, spm_bm, spm_bq, spm_bd;
 DROP FUNCTION spm_bm_check;
 RESET enable_seqscan;

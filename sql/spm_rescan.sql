@@ -50,11 +50,16 @@ SELECT lim, spm_rs_check(lim, 'r.id % o.m = 0') FROM (VALUES (1), (10), (100), (
 -- NULL rows, before the rescan
 SELECT lim, spm_rs_check(lim, 'r.id % 97 = o.m') FROM (VALUES (1), (10), (NULL)) ls(lim);
 
--- with a small work_mem (the deep inner scans switch to sorted passes,
--- a tuplesort that the rescan must end) and with first rounds of one row
+-- deep inner scans stream their negative rows from a tuplesort, which a
+-- rescan must end; with a first round beyond what a work_mem of 64kB
+-- holds, the positive rows come from a (spilling) tuplesort too.  (Not
+-- for the NULL query: that crashes the backend at present, see
+-- test/t/003_spm_sorted_start.pl.)
 SET work_mem = '64kB';
-SELECT lim, spm_rs_check(lim, 'r.id % 97 = o.m') FROM (VALUES (1), (10), (NULL)) ls(lim);
+SET sparse_maxscore.initial_k = 5000;
+SELECT lim, spm_rs_check(lim, 'r.id % 97 = o.m', 'o.q IS NOT NULL') FROM (VALUES (1), (10), (NULL)) ls(lim);
 RESET work_mem;
+-- and first rounds of one row
 SET sparse_maxscore.initial_k = 1;
 SELECT lim, spm_rs_check(lim, 'r.id % 13 = o.m') FROM (VALUES (1), (10), (100)) ls(lim);
 RESET sparse_maxscore.initial_k;

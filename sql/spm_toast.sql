@@ -17,7 +17,8 @@ SELECT i, CASE WHEN r < 0.03 THEN NULL
 FROM (SELECT i, random() AS r FROM generate_series(1, 2000) i) s;
 CREATE INDEX spm_tt_idx ON spm_tt USING sparse_maxscore (v);
 
--- queries of about 300 to 1000 terms (2.4 to 8 kB), stored out of line
+-- queries of a few hundred to about a thousand terms (3 to 9 kB), stored
+-- out of line
 CREATE TABLE spm_tt_q (qid int, q sparsevec) WITH (autovacuum_enabled = off);
 INSERT INTO spm_tt_q
 SELECT i, spm_rand_sv(30522, n, 1500, CASE WHEN i % 2 = 0 THEN 0.3 ELSE 0 END, i = 3)

@@ -34,6 +34,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
+use SpmTest;
+
 my $seed = $ENV{SPM_TAP_SEED} // 20241130;
 srand($seed);
 note "random seed $seed (set SPM_TAP_SEED to repeat a run)";
@@ -145,48 +147,6 @@ sub qexpr
 {
 	my ($q) = @_;
 	return defined $q ? "'$q'::sparsevec" : '(SELECT NULL::sparsevec)';
-}
-
-# NULL distances come out as empty strings
-sub dist_cmp
-{
-	my ($x, $y) = @_;
-	return ($x eq '') <=> ($y eq '') || ($x eq '' ? 0 : $x <=> $y);
-}
-
-sub dist_eq
-{
-	my ($x, $y) = @_;
-	return ($x eq '' && $y eq '') || ($x ne '' && $y ne '' && $x == $y);
-}
-
-# reference: id => distance, and the distances sorted
-sub make_ref
-{
-	my (%d) = @_;
-	return { dist => \%d, sorted => [ sort { dist_cmp($a, $b) } values %d ] };
-}
-
-# the tie-aware rule; $got: [[id, distance], ...] in the order returned.
-# Returns undef or the first difference.
-sub compare
-{
-	my ($got, $ref, $lim) = @_;
-	my $n = scalar @{ $ref->{sorted} };
-	my $want = defined $lim && $lim < $n ? $lim : $n;
-	return sprintf('%d rows, expected %d', scalar @$got, $want)
-	  if @$got != $want;
-	my %seen;
-	for my $k (0 .. $#$got)
-	{
-		my ($id, $d) = @{ $got->[$k] };
-		return "row $k: id $id twice" if $seen{$id}++;
-		return "row $k: id $id at distance '$d', expected '$ref->{sorted}[$k]'"
-		  unless dist_eq($d, $ref->{sorted}[$k]);
-		return "row $k: id $id at distance '$d' is not in the reference at that distance"
-		  unless exists $ref->{dist}{$id} && dist_eq($ref->{dist}{$id}, $d);
-	}
-	return undef;
 }
 
 # Run a psql script whose output is cut into pieces by lines "@@ key";

@@ -18,6 +18,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use SpmTest;
+
 my $primary = PostgreSQL::Test::Cluster->new('spm_primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', "autovacuum = off\n");
@@ -50,53 +52,10 @@ is($primary->safe_psql('postgres',
 my @queries = ("'{1:1,2:1,3:1}/500'", "'{5:1,7:-1,490:1}/500'", "'{}/500'",
 	"(SELECT NULL::sparsevec)", "'{10:2,20:0.5,30:-0.5,40:1,50:1,60:1}/500'");
 
-# tie-aware comparison of an index scan with a seq scan of the same node
-sub check_scans
+sub check
 {
 	my ($node, $table, $label) = @_;
-	my @problems;
-	for my $q (@queries)
-	{
-		for my $lim (10, 500, undef)
-		{
-			my $sql = "SELECT id, v <#> $q FROM $table ORDER BY v <#> $q"
-			  . (defined $lim ? " LIMIT $lim" : '');
-			my $out = $node->safe_psql('postgres',
-				"SET enable_seqscan = off;\nEXPLAIN (COSTS OFF) $sql;\n\\echo @@\n$sql;");
-			my ($plan, $rows) = split /^@@\n/m, $out, 2;
-			$rows //= '';
-			push @problems, "$q: no index scan:\n$plan"
-			  unless $plan =~ /Index Scan using ${table}_idx /;
-			my @got = map { [ split /\|/, $_, 2 ] } grep { $_ ne '' } split /\n/, $rows;
-			my %ref = map { split /\|/, $_, 2 } split /\n/,
-			  $node->safe_psql('postgres',
-				"SET enable_indexscan = off;\nSELECT id, v <#> $q FROM $table;");
-			my @sorted = sort {
-				($a eq '') <=> ($b eq '') || ($a eq '' ? 0 : $a <=> $b)
-			} values %ref;
-			my $want = defined $lim && $lim < @sorted ? $lim : @sorted;
-			if (@got != $want)
-			{
-				push @problems, "$q limit " . ($lim // 'none') . ': ' . scalar(@got) . " rows, expected $want";
-				next;
-			}
-			my %seen;
-			for my $k (0 .. $#got)
-			{
-				my ($id, $d) = @{ $got[$k] };
-				$d //= '';
-				my $e = $sorted[$k];
-				my $same = sub { ($_[0] eq '' && $_[1] eq '') || ($_[0] ne '' && $_[1] ne '' && $_[0] == $_[1]) };
-				if ($seen{$id}++ || !$same->($d, $e) || !exists $ref{$id} || !$same->($ref{$id}, $d))
-				{
-					push @problems, "$q limit " . ($lim // 'none') . ": row $k: id $id at '$d', expected '$e'";
-					last;
-				}
-			}
-		}
-	}
-	is(scalar @problems, 0, "$label: " . (3 * @queries) . ' scans equal a seq scan')
-	  or diag(join("\n", @problems[ 0 .. ($#problems < 4 ? $#problems : 4) ]));
+	check_scans($node, $table, $label, queries => \@queries);
 }
 
 # delete the rows closest to a query (and those tied with the 40th), and
@@ -138,13 +97,13 @@ SELECT count(*) FROM (SELECT id FROM logged ORDER BY v <#> $q0 LIMIT 10) s;
 SELECT rows_returned FROM sparse_maxscore_last_scan();});
 }
 is(rows_returned_at_10($primary), "10\n10", 'after VACUUM the index skips the deleted rows');
-check_scans($primary, 'logged', 'primary, before the crash');
-check_scans($primary, 'unlogged', 'primary, unlogged table, before the crash');
+check($primary, 'logged', 'primary, before the crash');
+check($primary, 'unlogged', 'primary, unlogged table, before the crash');
 
 # ------------------------------------------------------------ standby
 
 $primary->wait_for_catchup($standby);
-check_scans($standby, 'logged', 'standby');
+check($standby, 'logged', 'standby');
 is(rows_returned_at_10($standby), "10\n10", 'standby: the index skips the deleted rows');
 
 # ------------------------------------------------------------ crash
@@ -154,7 +113,7 @@ $primary->stop('immediate');
 $primary->start;
 ok($primary->log_contains('redo starts at', $logstart), 'the restart replayed WAL');
 
-check_scans($primary, 'logged', 'after crash recovery');
+check($primary, 'logged', 'after crash recovery');
 is(rows_returned_at_10($primary), "10\n10", 'after crash recovery the index skips the deleted rows');
 
 # the unlogged table is empty; its index, reset from the init fork, works
@@ -178,14 +137,14 @@ $primary->safe_psql('postgres', "REINDEX INDEX unlogged_idx;");
 $primary->safe_psql('postgres',
 	"DROP INDEX unlogged_idx;\nINSERT INTO unlogged $rows;\n"
 	  . "CREATE INDEX unlogged_idx ON unlogged USING sparse_maxscore (v);");
-check_scans($primary, 'unlogged', 'unlogged table reloaded after the crash');
+check($primary, 'unlogged', 'unlogged table reloaded after the crash');
 
 # the standby follows the restarted primary
 $deleted = $primary->safe_psql('postgres',
 	'WITH d AS (DELETE FROM logged WHERE id % 10 = 4 RETURNING 1) SELECT count(*) FROM d');
 vacuum_report($primary, 'logged', $deleted, 'primary after the crash');
 $primary->wait_for_catchup($standby);
-check_scans($standby, 'logged', 'standby, after another DELETE and VACUUM');
+check($standby, 'logged', 'standby, after another DELETE and VACUUM');
 
 $standby->stop;
 $primary->stop;

@@ -74,6 +74,27 @@ SELECT spm_compare(
 	$$SELECT o.qid AS g, r.id, r.v <#> o.q AS d FROM spm_rs_q o, spm_rs r WHERE o.m = 3$$,
 	3);
 
+-- two scans at once in one backend: the outer rows come from a
+-- sparse_maxscore scan too, and their vectors (two of them NULL) are the
+-- queries of the inner scans, of the same index or of another
+CREATE TABLE spm_rs2 AS SELECT * FROM spm_rs WHERE id <= 1500;
+SELECT count(*) AS outer_rows, count(*) FILTER (WHERE v IS NULL) AS null_vectors,
+	count(*) FILTER (WHERE nnz(v) = 0) AS empty_vectors
+FROM spm_rs WHERE id % 60 = 0;
+CREATE INDEX spm_rs2_idx ON spm_rs2 USING sparse_maxscore (v);
+EXPLAIN (COSTS OFF)
+SELECT o.id AS g, s.id, s.d FROM (SELECT id, v FROM spm_rs WHERE id % 60 = 0 ORDER BY v <#> '{1:1,2:1}/400') o
+	CROSS JOIN LATERAL (SELECT id, v <#> o.v AS d FROM spm_rs2 ORDER BY v <#> o.v LIMIT 20) s;
+SELECT t, lim, spm_compare(
+	format('SELECT o.id AS g, s.id, s.d FROM (SELECT id, v FROM spm_rs WHERE id %% 60 = 0 ORDER BY v <#> %L) o
+		CROSS JOIN LATERAL (SELECT id, v <#> o.v AS d FROM %s ORDER BY v <#> o.v LIMIT %s) s',
+		'{1:1,2:1}/400', t, lim),
+	format('SELECT o.id AS g, i.id, i.v <#> o.v AS d FROM spm_rs o, %s i WHERE o.id %% 60 = 0', t),
+	lim)
+FROM (VALUES ('spm_rs'), ('spm_rs2')) ts(t), (VALUES (20), (300)) ls(lim)
+ORDER BY t, lim;
+DROP TABLE spm_rs2;
+
 --
 -- cursors: a scan read in pieces of 1, 7, 100 and 5000 rows, another index
 -- scan running between the pieces, equals a seq scan

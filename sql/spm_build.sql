@@ -1,7 +1,8 @@
 --
 -- sparse_maxscore: CREATE INDEX on empty, NULL-only and empty-vector
 -- tables, what CREATE INDEX refuses, index variants (expression, partial,
--- temporary, unlogged, concurrent), and a build that spills to disk.
+-- temporary, unlogged, concurrent, partitioned), and builds that spill to
+-- disk.
 -- Uses spm_setup's helpers.
 --
 SELECT setseed(0.31);
@@ -194,6 +195,18 @@ SELECT * FROM spm_bm_check('spm_bm_unlogged');
 TRUNCATE spm_bm_unlogged;
 SELECT * FROM spm_index_groups($$SELECT id, v <#> '{1:1}/300' AS d FROM spm_bm_unlogged ORDER BY v <#> '{1:1}/300'$$);
 DROP TABLE spm_bm_unlogged;
+
+-- a partitioned table: an index on each partition, and ORDER BY ... LIMIT
+-- merges their scans (Merge Append)
+CREATE TABLE spm_bp (id int NOT NULL, v sparsevec) PARTITION BY RANGE (id);
+CREATE TABLE spm_bp_1 PARTITION OF spm_bp FOR VALUES FROM (MINVALUE) TO (1000);
+CREATE TABLE spm_bp_2 PARTITION OF spm_bp FOR VALUES FROM (1000) TO (2000);
+CREATE TABLE spm_bp_3 PARTITION OF spm_bp FOR VALUES FROM (2000) TO (MAXVALUE);
+INSERT INTO spm_bp SELECT * FROM spm_bm;
+CREATE INDEX spm_bp_idx ON spm_bp USING sparse_maxscore (v);
+EXPLAIN (COSTS OFF) SELECT id FROM spm_bp ORDER BY v <#> '{1:1}/300' LIMIT 5;
+SELECT * FROM spm_bm_check('spm_bp');
+DROP TABLE spm_bp;
 
 --
 -- a build whose postings do not fit in maintenance_work_mem: 30000 rows

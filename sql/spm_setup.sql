@@ -41,7 +41,7 @@ DECLARE
 	line text;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-		IF line ~ '^\s*(->\s+)?Sort\M' THEN
+		IF line ~ '^\s*(->\s+)?Sort\s*$' THEN
 			RETURN true;
 		END IF;
 	END LOOP;

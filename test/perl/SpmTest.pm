@@ -80,7 +80,7 @@ sub index_scan
 	my @got = map { my ($id, $d) = split /\|/, $_, 2; [ $id, $d // '' ] }
 	  grep { $_ ne '' } split /\n/, $rows // '';
 	return (\@got, "no index scan:\n$plan") unless $plan =~ /Index Scan using ${table}_idx /;
-	return (\@got, "the plan sorts:\n$plan") if $plan =~ /^\s*(->\s+)?Sort\b/m;
+	return (\@got, "the plan sorts:\n$plan") if $plan =~ /^\s*(->\s+)?Sort\s*$/m;
 	return (\@got, undef);
 }
 

@@ -186,7 +186,7 @@ sub check_piece
 	my $plan = join("\n", @plan);
 	return (\@rows, "plan does not scan $index:\n$plan")
 	  unless $plan =~ /Index Scan using $index on /;
-	return (\@rows, "plan sorts:\n$plan") if $plan =~ /^\s*(->\s+)?Sort\b/m;
+	return (\@rows, "plan sorts:\n$plan") if $plan =~ /^\s*(->\s+)?Sort\s*$/m;
 	my $problem = compare(\@rows, $ref, $lim);
 	return (\@rows, $problem) if $problem;
 	return (\@rows, 'no counters') unless defined $returned;

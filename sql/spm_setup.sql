@@ -278,3 +278,6 @@ SELECT coalesce(spm_diff('{1,1,2,2}', '{7,8,7,8}', '{-2,-1,-3,-1}',
 SELECT coalesce(spm_diff('{1,1,2,2}', '{7,8,7,8}', '{-2,-1,-3,-1}',
 	'{2,1,2,1}', '{8,8,7,7}', '{-2,-1,-3,-2}', 2), 'no difference') AS groups_kept_apart;
 DROP FUNCTION spm_diff_demo;
+-- and the detector of Sort nodes
+SELECT spm_plan_sorts('SELECT x FROM generate_series(1, 3) x ORDER BY x DESC') AS sort,
+	spm_plan_sorts('SELECT x FROM generate_series(1, 3) x') AS no_sort;

@@ -77,6 +77,18 @@ SELECT * FROM spm_index_groups($$
 SELECT * FROM spm_index_groups($$
 	SELECT id, v <#> '{1:1,3:1}/6' AS d FROM spm_tiny ORDER BY v <#> '{1:1,3:1}/6' LIMIT 100$$);
 
+-- FETCH FIRST ... WITH TIES: all the rows tied with the last one, so the
+-- rows are determined even when the cut falls inside a group
+SELECT * FROM spm_index_groups($$
+	SELECT id, v <#> '{1:1,3:1}/6' AS d FROM spm_tiny ORDER BY v <#> '{1:1,3:1}/6'
+	FETCH FIRST 2 ROWS WITH TIES$$);
+SELECT * FROM spm_index_groups($$
+	SELECT id, v <#> '{1:1,3:1}/6' AS d FROM spm_tiny ORDER BY v <#> '{1:1,3:1}/6'
+	FETCH FIRST 5 ROWS WITH TIES$$);
+SELECT * FROM spm_index_groups($$
+	SELECT id, v <#> '{1:1,3:1}/6' AS d FROM spm_tiny ORDER BY v <#> '{1:1,3:1}/6'
+	FETCH FIRST 12 ROWS WITH TIES$$);
+
 -- every LIMIT, including those that cut a group of ties (any of the tied
 -- rows may come), for each of the queries above, with and without a WHERE
 SELECT q, f, count(*) AS limits, count(*) FILTER (WHERE r LIKE 'ok%') AS ok,

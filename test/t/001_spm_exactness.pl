@@ -24,7 +24,8 @@
 # generic plan; an index built with maintenance_work_mem = 1MB (spilling
 # sorted runs to temporary files); and DELETE + VACUUM.
 #
-# SPM_TAP_SEED=n sets the random seed (printed at the start).
+# SPM_TAP_SEED=n sets the random seed (printed at the start);
+# SPM_TAP_SCALE=x multiplies the number of rows (for longer soak runs).
 
 use strict;
 use warnings;
@@ -37,8 +38,9 @@ use Time::HiRes qw(time);
 use SpmTest;
 
 my $seed = $ENV{SPM_TAP_SEED} // 20241130;
+my $scale = $ENV{SPM_TAP_SCALE} // 1;
 srand($seed);
-note "random seed $seed (set SPM_TAP_SEED to repeat a run)";
+note "random seed $seed (set SPM_TAP_SEED to repeat a run), scale $scale";
 my $t0 = time;
 
 my $node = PostgreSQL::Test::Cluster->new('spm_exact');
@@ -82,11 +84,11 @@ sub vector
 # rows with tied weights, share of negative weights
 my @corpora = (
 	{
-		name => 'docs_a', rows => 6000, dims => 2000, maxterm => 1800,
+		name => 'docs_a', rows => int(6000 * $scale), dims => 2000, maxterm => 1800,
 		maxnnz => 80, tiedfrac => 0.3, negfrac => 0.1
 	},
 	{
-		name => 'docs_b', rows => 3000, dims => 200, maxterm => 180,
+		name => 'docs_b', rows => int(3000 * $scale), dims => 200, maxterm => 180,
 		maxnnz => 20, tiedfrac => 0.95, negfrac => 0.05
 	});
 

@@ -116,6 +116,8 @@ SELECT spm_check($$SELECT id, '{1:-1,4:2}/6' <#> v AS d FROM spm_tiny ORDER BY '
 -- a query of other dimensions: the error the operator raises
 SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/5' LIMIT 3;
 SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/7';
+-- (for q <#> v the index names the dimensions in the commuted order, 6 and
+-- 5, where the operator says 5 and 6: the index cannot tell)
 SELECT id FROM spm_tiny ORDER BY '{1:1}/5' <#> v LIMIT 3;
 -- ... but only when the operator would run: a seq scan never evaluates it
 -- if no row with a vector passes the WHERE clause, and returns the rows

@@ -119,10 +119,10 @@ SELECT id FROM spm_tiny ORDER BY v <#> '{1:1}/7';
 -- (for q <#> v the index names the dimensions in the commuted order, 6 and
 -- 5, where the operator says 5 and 6: the index cannot tell)
 SELECT id FROM spm_tiny ORDER BY '{1:1}/5' <#> v LIMIT 3;
--- ... but only when the operator would run: a seq scan never evaluates it
--- if no row with a vector passes the WHERE clause, and returns the rows
--- without an error.  (The index currently raises the error anyway:
--- /work/dev/bugs/dims-error-without-rows.md.)
+-- A seq scan only evaluates the operator for rows that pass the WHERE
+-- clause and have a vector, so it returns these without an error; the
+-- index checks the query's dimensions before it returns anything and
+-- raises the error anyway (documented in README "Limits").
 SELECT * FROM spm_index_groups($$
 	SELECT id, v <#> '{1:1}/5' AS d FROM spm_tiny WHERE id > 100 ORDER BY v <#> '{1:1}/5'$$);
 SELECT * FROM spm_index_groups($$

@@ -46,16 +46,21 @@ spm_init(void)
 		return;
 	spm_initialized = true;
 
+	/*
+	 * The options are read only by inserts, flushes and VACUUM, which see
+	 * either value; ShareUpdateExclusiveLock (GIN's choice for fastupdate)
+	 * is also what ALTER INDEX takes in a backend that has not loaded us.
+	 */
 	spm_relopt_kind = add_reloption_kind();
 	add_bool_reloption(spm_relopt_kind, "fastupdate",
 					   "Enables the pending list of the sparse_maxscore index",
-					   true, AccessExclusiveLock);
+					   true, ShareUpdateExclusiveLock);
 	add_int_reloption(spm_relopt_kind, "pending_list_limit",
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
-					  -1, 64, MAX_KILOBYTES, AccessExclusiveLock);
+					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	add_int_reloption(spm_relopt_kind, "compact_segments",
 					  "Compact at VACUUM when the index has more segments than this",
-					  8, 1, SPM_MAX_SEGMENTS - 2, AccessExclusiveLock);
+					  8, 1, SPM_MAX_SEGMENTS - 2, ShareUpdateExclusiveLock);
 
 	DefineCustomIntVariable("sparse_maxscore.initial_k",
 							"Rows computed by the first round of an index scan.",

@@ -68,7 +68,7 @@ typedef struct SpmPageOpaqueData
 	FullTransactionId xid;		/* FREE: next xid when freed; PENDING:
 								 * the inserting transaction */
 	uint16		type;			/* SpmPageType */
-	uint16		unused1;
+	uint16		flags;			/* SPM_PAGE_FREED */
 	uint16		unused2;
 	uint16		page_id;		/* SPM_PAGE_ID; last two bytes of page */
 } SpmPageOpaqueData;
@@ -80,6 +80,18 @@ StaticAssertDecl(sizeof(SpmPageOpaqueData) == 24,
 
 #define SpmPageGetOpaque(page) ((SpmPageOpaque) PageGetSpecialPointer(page))
 
+/*
+ * A freed page keeps its type, segment and contents (a hot standby query
+ * holding an old copy of the metapage may still read it) until it is
+ * reused; SPM_PAGE_FREED and the xid stamp say when it may be.  Pages that
+ * never held anything useful are simply of type SPM_PAGE_FREE.
+ */
+#define SPM_PAGE_FREED		0x0001
+
+/* is this (initialised) page free: FREE, or FREED and not yet reused? */
+#define SpmPageIsFree(opaque) \
+	((opaque)->type == SPM_PAGE_FREE || ((opaque)->flags & SPM_PAGE_FREED))
+
 /* usable bytes between the page header and the special space */
 #define SPM_PAGE_CONTENT \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SpmPageOpaqueData)))
@@ -89,6 +101,7 @@ StaticAssertDecl(sizeof(SpmPageOpaqueData) == 24,
  * ----------------------------------------------------------------
  */
 #define SPM_MAX_SEGMENTS	32
+#define SPM_RECYCLE_MAX		1000
 
 typedef struct SpmSegmentRef
 {
@@ -132,9 +145,20 @@ typedef struct SpmMetaPageData
 	/* statistics for amcostestimate */
 	uint64		nterms_max;		/* largest dictionary of any segment */
 	double		sum_df_squared; /* sum over segments and terms of df^2 */
+
+	/*
+	 * Pages freed by flushes and merges, not yet in the free space map
+	 * because they may not be reused before their xid stamp is old enough
+	 * (spmflush.c SpmRecycleFreed).  What does not fit waits for VACUUM.
+	 */
+	uint32		nrecycle;
+	BlockNumber recycle[SPM_RECYCLE_MAX];
 } SpmMetaPageData;
 
 typedef SpmMetaPageData *SpmMetaPage;
+
+StaticAssertDecl(sizeof(SpmMetaPageData) <= SPM_PAGE_CONTENT,
+				 "the metapage struct must fit on a page");
 
 #define SpmPageGetMeta(page)	((SpmMetaPage) PageGetContents(page))
 
@@ -404,6 +428,8 @@ extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
 
 /* spmflush.c: flush, compaction, page reclaim */
 extern int64 spm_flush(Relation index, bool wait, bool vacuum);
+extern void SpmRememberFreed(Relation index, const BlockNumber *pages, int n);
+extern void SpmRecycleFreed(Relation index);
 extern int	spm_compact_all(Relation index);
 extern void spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
 								IndexBulkDeleteResult *stats);

@@ -117,7 +117,7 @@ count_free_pages(Relation index)
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) ||
 			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
-			 SpmPageGetOpaque(page)->type == SPM_PAGE_FREE))
+			 SpmPageIsFree(SpmPageGetOpaque(page))))
 			n++;
 		UnlockReleaseBuffer(buf);
 	}
@@ -500,7 +500,7 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) ||
 			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
-			 SpmPageGetOpaque(page)->type == SPM_PAGE_FREE))
+			 SpmPageIsFree(SpmPageGetOpaque(page))))
 			nfree++;
 		else
 			orphans++;

@@ -31,6 +31,7 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -51,6 +52,107 @@ drain_scans(Relation index)
 {
 	LockPage(index, SPM_SCAN_LOCK, ExclusiveLock);
 	UnlockPage(index, SPM_SCAN_LOCK, ExclusiveLock);
+}
+
+/* ----------------------------------------------------------------
+ * Recycling freed pages
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Put freed pages on the metapage's recycle list (as many as fit; the
+ * rest are found by VACUUM's reclaim).  Caller holds SPM_FLUSH_LOCK.
+ */
+void
+SpmRememberFreed(Relation index, const BlockNumber *pages, int n)
+{
+	Buffer		metabuf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	SpmMetaPage meta;
+	int			m;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = SpmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	m = Min(n, SPM_RECYCLE_MAX - (int) meta->nrecycle);
+	if (m > 0)
+	{
+		memcpy(&meta->recycle[meta->nrecycle], pages, m * sizeof(BlockNumber));
+		meta->nrecycle += m;
+		GenericXLogFinish(state);
+	}
+	else
+		GenericXLogAbort(state);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Move the pages of the recycle list that may be reused by now into the
+ * free space map (and make the map's upper levels find them).  Called by
+ * every flush and VACUUM, so that an insert-only index reuses the space
+ * its flushes and merges free.  Caller holds SPM_FLUSH_LOCK.
+ */
+void
+SpmRecycleFreed(Relation index)
+{
+	SpmMetaPageData meta;
+	BlockNumber ready[SPM_RECYCLE_MAX];
+	BlockNumber keep[SPM_RECYCLE_MAX];
+	int			nready = 0;
+	int			nkeep = 0;
+	BlockNumber lo = InvalidBlockNumber;
+	BlockNumber hi = 0;
+	Buffer		metabuf;
+	GenericXLogState *state;
+	SpmMetaPage m;
+
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	int			ngone = 0;
+
+	SpmReadMeta(index, &meta);
+	if (meta.nrecycle == 0 || meta.nrecycle > SPM_RECYCLE_MAX)
+		return;
+	for (uint32 i = 0; i < meta.nrecycle; i++)
+	{
+		Buffer		buf;
+		bool		ok;
+
+		/* truncated away by VACUUM's shrink */
+		if (meta.recycle[i] >= nblocks)
+		{
+			ngone++;
+			continue;
+		}
+		buf = ReadBuffer(index, meta.recycle[i]);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ok = SpmPageIsRecyclable(BufferGetPage(buf), false);
+		UnlockReleaseBuffer(buf);
+		if (ok)
+			ready[nready++] = meta.recycle[i];
+		else
+			keep[nkeep++] = meta.recycle[i];
+	}
+	if (nready == 0 && ngone == 0)
+		return;
+
+	metabuf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	m = SpmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	memcpy(m->recycle, keep, nkeep * sizeof(BlockNumber));
+	m->nrecycle = nkeep;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	for (int i = 0; i < nready; i++)
+	{
+		RecordFreeIndexPage(index, ready[i]);
+		lo = Min(lo, ready[i]);
+		hi = Max(hi, ready[i]);
+	}
+	if (nready > 0)
+		FreeSpaceMapVacuumRange(index, lo, hi + 1);
 }
 
 /* ----------------------------------------------------------------
@@ -167,6 +269,9 @@ flush_locked(Relation index, Size mem)
 	bool		write_segment;
 	BlockNumber sealed;
 
+	/* space freed by earlier flushes and merges, reusable by now */
+	SpmRecycleFreed(index);
+
 	/* make room for one more segment */
 	SpmReadMeta(index, &copy);
 	if (copy.pending_ndocs == 0)
@@ -208,6 +313,12 @@ flush_locked(Relation index, Size mem)
 		spm_sorter_finish(fs.sorter, fs.writer);
 		spm_writer_set_dims(fs.writer, copy.dims);
 		spm_writer_finish(fs.writer, &ref);
+	}
+	else
+	{
+		/* give its started pages back now: no buffer lock held below */
+		spm_writer_free(fs.writer);
+		fs.writer = NULL;
 	}
 	spm_sorter_end(fs.sorter);
 
@@ -259,7 +370,8 @@ flush_locked(Relation index, Size mem)
 
 	drain_scans(index);
 	SpmFreePages(index, pages, npages);
-	spm_writer_free(fs.writer);
+	if (fs.writer)
+		spm_writer_free(fs.writer);
 	return (int64) fs.ndocs;
 }
 
@@ -742,6 +854,7 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 	*free = palloc(Max(nblocks, 1) * sizeof(BlockNumber));
 	*nfree = 0;
 	*nfree_recyclable = 0;
+	SpmRecycleFreed(index);
 
 	mark_reachable(index, reach, nblocks, false);
 	for (BlockNumber blkno = 1; blkno < nblocks; blkno++)
@@ -761,12 +874,12 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 			continue;
 		}
 		page = BufferGetPage(buf);
-		opaque = SpmPageGetOpaque(page);
+		opaque = PageIsNew(page) ? NULL : SpmPageGetOpaque(page);
 		if (PageIsNew(page) ||
 			PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)) ||
 			opaque->page_id != SPM_PAGE_ID)
 			orphans[norphans++] = blkno;
-		else if (opaque->type == SPM_PAGE_FREE)
+		else if (SpmPageIsFree(opaque))
 		{
 			(*free)[(*nfree)++] = blkno;
 			if (SpmPageIsRecyclable(page, false))
@@ -858,6 +971,8 @@ shrink(Relation index, IndexVacuumInfo *info)
 	if (newblocks < nblocks)
 	{
 		RelationTruncate(index, newblocks);
+		/* forget truncated pages on the recycle list */
+		SpmRecycleFreed(index);
 		ereport(DEBUG1,
 				(errmsg("sparse_maxscore index \"%s\": truncated from %u to %u pages",
 						RelationGetRelationName(index), nblocks, newblocks)));

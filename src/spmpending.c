@@ -663,9 +663,11 @@ spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 			SpmPageGetMeta(mpage)->pending_ndead += n;
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(metabuf);
+			UnlockReleaseBuffer(buf);
 			stats->tuples_removed += n;
 		}
-		UnlockReleaseBuffer(buf);
+		else
+			ReleaseBuffer(buf);
 		blkno = next;
 		vacuum_delay_point();
 	}

@@ -100,35 +100,59 @@ SpmCounters spm_last_scan;
  * Reading posting blocks and alive bits for spmtraverse.c
  * ----------------------------------------------------------------
  */
+/*
+ * Pages stay pinned (not locked) between blocks, so that the next block of
+ * a term, usually on the same page, needs no buffer lookup; a few pins are
+ * enough because term-at-a-time reads one term's blocks in a row.
+ */
+#define SPM_READER_PINS		8
+
 typedef struct SpmReader
 {
 	Relation	index;
 	SpmSegment *seg;
-	int			nslots;
-	SpmPin	   *slots;			/* two per term: taat and probe */
+	SpmPin		pins[SPM_READER_PINS];
+	int			nextpin;		/* round-robin victim */
 	uint8	  **alive;			/* copied alive pages, NULL until needed */
 	SpmPin		bitpin;
 } SpmReader;
 
+/* the pin holding blkno, or the one to reuse for it */
+static SpmPin *
+reader_pin(SpmReader *r, BlockNumber blkno)
+{
+	SpmPin	   *pin;
+
+	for (int i = 0; i < SPM_READER_PINS; i++)
+	{
+		if (r->pins[i].buf != InvalidBuffer && r->pins[i].blkno == blkno)
+			return &r->pins[i];
+	}
+	pin = &r->pins[r->nextpin];
+	r->nextpin = (r->nextpin + 1) % SPM_READER_PINS;
+	return pin;
+}
+
 static void
-read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
 	SpmReader  *r = arg;
 
 	SpmReadPostingBlock(r->index, r->seg, c->blkno[b], c->off[b], c->count[b],
-						c->last[b], docids, weights, &r->slots[slot]);
+						c->last[b], docids, weights,
+						reader_pin(r, c->blkno[b]));
 }
 
 static void
-accumulate_block(void *arg, int slot, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmTermCursor *c, int b,
 				 double q, double *acc, uint32 base)
 {
 	SpmReader  *r = arg;
 
 	SpmAccumulatePostingBlock(r->index, r->seg, c->blkno[b], c->off[b],
 							  c->count[b], c->last[b], q, acc, base,
-							  &r->slots[slot]);
+							  reader_pin(r, c->blkno[b]));
 }
 
 static bool
@@ -150,8 +174,8 @@ is_alive(void *arg, uint32 local)
 static void
 reader_release(SpmReader *r)
 {
-	for (int i = 0; i < r->nslots; i++)
-		SpmUnpin(&r->slots[i]);
+	for (int i = 0; i < SPM_READER_PINS; i++)
+		SpmUnpin(&r->pins[i]);
 	SpmUnpin(&r->bitpin);
 }
 
@@ -213,8 +237,9 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	memset(r, 0, sizeof(SpmReader));
 	r->index = scan->indexRelation;
 	r->seg = seg;
-	r->nslots = 2 * n;
-	r->slots = palloc0(Max(r->nslots, 1) * sizeof(SpmPin));
+	for (int i = 0; i < SPM_READER_PINS; i++)
+		r->pins[i].buf = InvalidBuffer;
+	r->bitpin.buf = InvalidBuffer;
 	r->alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 
 	memset(t, 0, sizeof(SpmTraverse));

@@ -179,7 +179,7 @@ probe_shallow(SpmTermCursor *c, uint32 d)
  * the term has a posting for d.  Probes must come in ascending d.
  */
 static inline bool
-probe_deep(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 d, float *w)
+probe_deep(SpmTraverse *t, SpmTermCursor *c, uint32 d, float *w)
 {
 	int			b = c->pblk;
 	int			n;
@@ -193,7 +193,7 @@ probe_deep(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 d, float *w)
 			c->pdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
 			c->pw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
 		}
-		t->read_block(t->arg, slot, c, b, c->pdocs, c->pw);
+		t->read_block(t->arg, c, b, c->pdocs, c->pw);
 		note_decoded(t, c, b);
 		c->pdec = b;
 		c->ppos = 0;
@@ -216,8 +216,8 @@ probe_deep(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 d, float *w)
  * canonical_score.
  */
 static void
-taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
-	 double *acc, bool record)
+taat(SpmTraverse *t, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
+	 bool record)
 {
 	const double q = c->q;
 	int			j = c->tblk;
@@ -233,7 +233,7 @@ taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
 		/* a block the window holds whole: decode straight into acc */
 		if (!record && c->tdec != j && block_first(c, j) >= a && c->last[j] < b)
 		{
-			t->accumulate_block(t->arg, slot, c, j, q, acc, a);
+			t->accumulate_block(t->arg, c, j, q, acc, a);
 			note_decoded(t, c, j);
 			j++;
 			continue;
@@ -245,7 +245,7 @@ taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
 				c->tdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
 				c->tw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
 			}
-			t->read_block(t->arg, slot, c, j, c->tdocs, c->tw);
+			t->read_block(t->arg, c, j, c->tdocs, c->tw);
 			note_decoded(t, c, j);
 			c->tdec = j;
 			c->tpos = 0;
@@ -666,7 +666,7 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 		SpmTermCursor *c = &t->terms[i];
 
 		if (c->essential)
-			taat(t, c, 2 * i, a, b, acc, maxscore);
+			taat(t, c, a, b, acc, maxscore);
 	}
 
 	if (!maxscore)
@@ -751,7 +751,7 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 						pruned = true;
 						break;
 					}
-					if (probe_deep(t, c, 2 * i + 1, d, &w))
+					if (probe_deep(t, c, d, &w))
 					{
 						c->probe_hit = true;
 						c->probe_w = w;
@@ -813,5 +813,5 @@ spm_window_scores(SpmTraverse *t, uint32 a, uint32 b, double *acc)
 	t->counters->windows++;
 	memset(acc, 0, (b - a) * sizeof(double));
 	for (int i = 0; i < t->nterms; i++)
-		taat(t, &t->terms[i], 2 * i, a, b, acc, false);
+		taat(t, &t->terms[i], a, b, acc, false);
 }

@@ -156,12 +156,11 @@ typedef enum SpmPhase
 } SpmPhase;
 
 /*
- * Decode block b of term cursor c into docids/weights; slot tells the
- * reader which of the term's two cursors asks (so that it can keep one
- * page pinned per slot).  Raises an error on corruption.
+ * Decode block b of term cursor c into docids/weights.  Raises an error on
+ * corruption.
  */
-typedef void (*SpmReadBlock) (void *arg, int slot, const SpmTermCursor *c,
-							  int b, uint32 *docids, float *weights);
+typedef void (*SpmReadBlock) (void *arg, const SpmTermCursor *c, int b,
+							  uint32 *docids, float *weights);
 typedef bool (*SpmIsAlive) (void *arg, uint32 local);
 
 /*
@@ -170,8 +169,8 @@ typedef bool (*SpmIsAlive) (void *arg, uint32 local);
  * an error on corruption.  Saves storing docids for blocks a window
  * holds whole.
  */
-typedef void (*SpmAccumulateBlock) (void *arg, int slot, const SpmTermCursor *c,
-									int b, double q, double *acc, uint32 base);
+typedef void (*SpmAccumulateBlock) (void *arg, const SpmTermCursor *c, int b,
+									double q, double *acc, uint32 base);
 
 typedef struct SpmTraverse
 {

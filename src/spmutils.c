@@ -45,7 +45,7 @@ SpmInitPage(Page page, SpmPageType type, uint32 segment_id)
 	opaque->segment_id = segment_id;
 	opaque->xid = InvalidFullTransactionId;
 	opaque->type = (uint16) type;
-	opaque->unused1 = 0;
+	opaque->flags = 0;
 	opaque->unused2 = 0;
 	opaque->page_id = SPM_PAGE_ID;
 }
@@ -181,7 +181,7 @@ SpmPageIsRecyclable(Page page, bool any_xid)
 	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
 		return false;
 	opaque = SpmPageGetOpaque(page);
-	return opaque->page_id == SPM_PAGE_ID && opaque->type == SPM_PAGE_FREE &&
+	return opaque->page_id == SPM_PAGE_ID && SpmPageIsFree(opaque) &&
 		(any_xid || GlobalVisCheckRemovableFullXid(NULL, opaque->xid));
 }
 
@@ -228,10 +228,15 @@ SpmNewBuffer(Relation index, ForkNumber forknum)
 }
 
 /*
- * Mark pages FREE, stamped with the next transaction id, and tell the free
- * space map.  The caller has made them unreachable and drained the scans
- * that could still be reading them.  The page contents are left as they
- * are (a reader that follows a stale reference finds the FREE type).
+ * Free pages the caller has made unreachable (and drained the scans that
+ * could still be reading them): flag them FREED, stamped with the next
+ * transaction id, leaving their type, segment id, links and contents as
+ * they are.  A hot standby query that still follows an old reference
+ * reads them intact until they are reused, which waits for the stamp
+ * (README "Page recycling").  Pages that are not ours at all (never
+ * written, torn) become FREE pages.  The pages go on the metapage's
+ * recycle list (spmflush.c), which puts them in the free space map once
+ * they may be reused.
  */
 void
 SpmFreePages(Relation index, const BlockNumber *pages, int n)
@@ -253,20 +258,16 @@ SpmFreePages(Relation index, const BlockNumber *pages, int n)
 			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
 			page = GenericXLogRegisterBuffer(state, bufs[j], 0);
 			if (PageIsNew(page) ||
-				PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
+				PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)) ||
+				SpmPageGetOpaque(page)->page_id != SPM_PAGE_ID)
 				SpmInitPage(page, SPM_PAGE_FREE, 0);
 			opaque = SpmPageGetOpaque(page);
-			opaque->type = SPM_PAGE_FREE;
-			opaque->page_id = SPM_PAGE_ID;
-			opaque->segment_id = 0;
-			opaque->next = InvalidBlockNumber;
+			opaque->flags |= SPM_PAGE_FREED;
 			opaque->xid = xid;
 		}
 		GenericXLogFinish(state);
 		for (int j = 0; j < m; j++)
-		{
 			UnlockReleaseBuffer(bufs[j]);
-			RecordFreeIndexPage(index, pages[i + j]);
-		}
 	}
+	SpmRememberFreed(index, pages, n);
 }

@@ -607,9 +607,26 @@ spm_writer_sum_df_squared(SpmWriter *w)
 	return w->sum_df_squared;
 }
 
+/*
+ * Free the writer.  A writer given up before spm_writer_finish still holds
+ * the locked buffers of the pages it started: release them unwritten (a
+ * new page stays all zeros, a recycled one stays FREE), so that they are
+ * free pages again.
+ */
 void
 spm_writer_free(SpmWriter *w)
 {
+	SpmStream  *streams[] = {&w->docmap, &w->post, &w->skip, &w->dict};
+
+	for (int i = 0; i < (int) lengthof(streams); i++)
+	{
+		if (streams[i]->image != NULL)
+		{
+			UnlockReleaseBuffer(streams[i]->buf);
+			pfree(streams[i]->image);
+			streams[i]->image = NULL;
+		}
+	}
 	pfree(w->alive);
 	pfree(w->nullmap);
 	pfree(w->docmap_blk);

@@ -167,7 +167,7 @@ encode_all(void)
 }
 
 static void
-read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
 	if (!spm_block_decode(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES, c->count[b],
@@ -176,7 +176,7 @@ read_block(void *arg, int slot, const SpmTermCursor *c, int b,
 }
 
 static void
-accumulate_block(void *arg, int slot, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmTermCursor *c, int b,
 				 double q, double *acc, uint32 base)
 {
 	if (!spm_block_accumulate(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,

@@ -349,7 +349,7 @@ free_segment(TestSeg *s)
 }
 
 static void
-read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
 	TestSeg    *s = arg;
@@ -365,7 +365,7 @@ read_block(void *arg, int slot, const SpmTermCursor *c, int b,
 }
 
 static void
-accumulate_block(void *arg, int slot, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmTermCursor *c, int b,
 				 double q, double *acc, uint32 base)
 {
 	TestSeg    *s = arg;

@@ -151,7 +151,7 @@ spmhandler(PG_FUNCTION_ARGS)
 	amroutine->amcanparallel = false;
 	amroutine->amcaninclude = false;
 	amroutine->amusemaintenanceworkmem = true;
-	/* ambulkdelete takes SPM_FLUSH_LOCK, a page lock; keep it in the leader */
+	/* ambulkdelete holds the structure lock throughout: workers would queue */
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
 

@@ -35,12 +35,12 @@
 #define SPM_METAPAGE_BLKNO	0
 
 /*
- * Heavyweight page-lock tags (LockPage), used as mutexes; they name block
- * numbers only no other code takes heavyweight page locks on.  See README
- * "Locking".
+ * The heavyweight page-lock tag (LockPage) scan rounds share and structural
+ * writers drain; no other code takes heavyweight page locks on our index.
+ * One structural writer at a time is ensured by ShareUpdateExclusiveLock
+ * on the index itself (SpmLockStructure).  See README "Locking".
  */
-#define SPM_FLUSH_LOCK		0	/* one structural writer at a time */
-#define SPM_SCAN_LOCK		1	/* rounds share; recyclers drain */
+#define SPM_SCAN_LOCK		1
 
 /* ----------------------------------------------------------------
  * Page special space (every page, including the metapage)
@@ -323,6 +323,9 @@ extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
 extern bool SpmPageIsRecyclable(Page page, bool any_xid);
 extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
 extern int	SpmFindSegment(const SpmMetaPageData *meta, uint64 docid);
+extern void SpmLockStructure(Relation index);
+extern bool SpmConditionalLockStructure(Relation index);
+extern void SpmUnlockStructure(Relation index);
 
 /* spmwrite.c: segment writer */
 typedef struct SpmWriter SpmWriter;

@@ -423,7 +423,7 @@ vp_end(void *arg)
 /*
  * sparse_maxscore_verify(regclass): check the structural invariants and
  * return a one-line summary; raise ERRCODE_INDEX_CORRUPTED on the first
- * violation.  Holds SPM_FLUSH_LOCK, so no flush, compaction or VACUUM
+ * violation.  Holds the structure lock, so no flush, compaction or VACUUM
  * runs meanwhile; inserts may.
  */
 PG_FUNCTION_INFO_V1(spm_verify_sql);
@@ -443,7 +443,7 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 	uint64		postings = 0;
 
 	index = open_index(indexoid, AccessShareLock);
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 	SpmReadMeta(index, &meta);
 	SpmCacheNewRound();
 
@@ -507,7 +507,7 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 		UnlockReleaseBuffer(buf);
 	}
 
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	relation_close(index, AccessShareLock);
 
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("segments=%u documents=" UINT64_FORMAT " postings=" UINT64_FORMAT " pending=" UINT64_FORMAT " pages=%u free=" INT64_FORMAT " unreachable=" INT64_FORMAT,

@@ -4,7 +4,7 @@
  *	  Structural changes: flush the pending list into a segment, merge
  *	  segments, reclaim orphaned pages, shrink the index.
  *
- * All of it runs under SPM_FLUSH_LOCK (one structural writer at a time)
+ * All of it runs under the structure lock (one structural writer at a time)
  * and follows the same steps (README "Flush and compaction"):
  *
  *	1. write the new segment's pages (WAL-logged full images); nothing
@@ -61,7 +61,7 @@ drain_scans(Relation index)
 
 /*
  * Put freed pages on the metapage's recycle list (as many as fit; the
- * rest are found by VACUUM's reclaim).  Caller holds SPM_FLUSH_LOCK.
+ * rest are found by VACUUM's reclaim).  Caller holds the structure lock.
  */
 void
 SpmRememberFreed(Relation index, const BlockNumber *pages, int n)
@@ -90,7 +90,7 @@ SpmRememberFreed(Relation index, const BlockNumber *pages, int n)
  * Move the pages of the recycle list that may be reused by now into the
  * free space map (and make the map's upper levels find them).  Called by
  * every flush and VACUUM, so that an insert-only index reuses the space
- * its flushes and merges free.  Caller holds SPM_FLUSH_LOCK.
+ * its flushes and merges free.  Caller holds the structure lock.
  */
 void
 SpmRecycleFreed(Relation index)
@@ -251,7 +251,7 @@ merge_smallest_pair(Relation index, const SpmMetaPageData *meta)
 }
 
 /*
- * Move the pending list into a new segment.  Caller holds SPM_FLUSH_LOCK.
+ * Move the pending list into a new segment.  Caller holds the structure lock.
  * Returns the number of documents moved.
  */
 static int64
@@ -378,7 +378,7 @@ flush_locked(Relation index, Size mem)
 /*
  * Keep the number of segments logarithmic: when SPM_MERGE_FANIN adjacent
  * segments at the end of the list share a size level, merge them.
- * Caller holds SPM_FLUSH_LOCK.
+ * Caller holds the structure lock.
  */
 static void
 merge_tiered_locked(Relation index)
@@ -408,7 +408,7 @@ merge_tiered_locked(Relation index)
 /*
  * Flush the pending list, if there is anything in it, and merge segments
  * as the tiered policy asks.  wait = false gives up at once if another
- * backend holds SPM_FLUSH_LOCK (inserts); vacuum says whether to sort
+ * backend holds the structure lock (inserts); vacuum says whether to sort
  * within maintenance_work_mem (else work_mem).  Returns the number of
  * documents moved.
  */
@@ -418,12 +418,12 @@ spm_flush(Relation index, bool wait, bool vacuum)
 	int64		n;
 
 	if (wait)
-		LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
-	else if (!ConditionalLockPage(index, SPM_FLUSH_LOCK, ExclusiveLock))
+		SpmLockStructure(index);
+	else if (!SpmConditionalLockStructure(index))
 		return 0;
 	n = flush_locked(index, (Size) (vacuum ? maintenance_work_mem : work_mem) * 1024);
 	merge_tiered_locked(index);
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	return n;
 }
 
@@ -488,7 +488,7 @@ dict_next(Relation index, MergeInput *in)
  * segment holding their alive documents; the docid range is trimmed to the
  * first and last alive document, and a merge with nothing alive just
  * removes them.  New pages come from pref[] first when given.  Caller
- * holds SPM_FLUSH_LOCK (so no alive bit changes underneath).
+ * holds the structure lock (so no alive bit changes underneath).
  */
 static void
 merge_segments(Relation index, int first, int last, const BlockNumber *pref,
@@ -720,13 +720,13 @@ spm_compact_all(Relation index)
 	SpmMetaPageData meta;
 	int			n;
 
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 	flush_locked(index, (Size) maintenance_work_mem * 1024);
 	SpmReadMeta(index, &meta);
 	n = (int) meta.nsegments;
 	if (n > 1 || (n == 1 && meta.segments[0].ndead > 0))
 		merge_segments(index, 0, n - 1, NULL, 0, false);
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	return n;
 }
 
@@ -737,7 +737,7 @@ spm_compact_all(Relation index)
 
 /*
  * Rewrite segments with many dead documents; merge down to
- * compact_segments segments.  Caller holds SPM_FLUSH_LOCK.
+ * compact_segments segments.  Caller holds the structure lock.
  */
 static void
 compact_locked(Relation index, int compact_segments)
@@ -837,7 +837,7 @@ mark_reachable(Relation index, uint8 *bits, BlockNumber nblocks, bool pending)
 /*
  * Find the pages nothing reaches and free them; put recyclable FREE pages
  * in the free space map.  Returns the FREE pages (ascending) in *free.
- * Caller holds SPM_FLUSH_LOCK, so no segment is being written; pending
+ * Caller holds the structure lock, so no segment is being written; pending
  * pages are the only ones that can get linked meanwhile, see below.
  */
 static void
@@ -951,7 +951,7 @@ shrink(Relation index, IndexVacuumInfo *info)
 	if (nblocks < 16 || !ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
 	if (nfree >= (int) nblocks / 2)
 	{
@@ -977,7 +977,7 @@ shrink(Relation index, IndexVacuumInfo *info)
 				(errmsg("sparse_maxscore index \"%s\": truncated from %u to %u pages",
 						RelationGetRelationName(index), nblocks, newblocks)));
 	}
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	UnlockRelation(index, AccessExclusiveLock);
 	pfree(free);
 }
@@ -995,18 +995,18 @@ spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
 	int			nfree;
 	BlockNumber nrecyclable;
 
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 	flush_locked(index, (Size) maintenance_work_mem * 1024);
 	compact_locked(index, opts->compactSegments);
 	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	pfree(free);
 
 	shrink(index, info);
 
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 	pfree(free);
 	stats->pages_free = nrecyclable;
 }

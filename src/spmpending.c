@@ -599,7 +599,7 @@ spm_pending_append(Relation index, SparseVector *v, ItemPointer tid)
 
 /*
  * Flag pending documents whose heap tuple is dead.  The caller holds
- * SPM_FLUSH_LOCK, so no flush moves documents out of the list while we
+ * the structure lock, so no flush moves documents out of the list while we
  * walk it (README "VACUUM").  Each page is changed in one record with the
  * metapage's count of dead pending documents.
  */

@@ -141,6 +141,33 @@ SpmReadMeta(Relation index, SpmMetaPageData *meta)
 }
 
 /*
+ * The structure lock: one flush, merge, VACUUM or verify at a time
+ * (README "Locking").  It is ShareUpdateExclusiveLock on the index, which
+ * conflicts with itself but not with the locks scans (AccessShareLock) and
+ * inserts (RowExclusiveLock) hold.  A relation lock rather than a page
+ * lock, because its holder waits for SPM_SCAN_LOCK in the drain, and
+ * PostgreSQL does not let the holder of a heavyweight page lock acquire
+ * another one (the deadlock detector ignores page locks).
+ */
+void
+SpmLockStructure(Relation index)
+{
+	LockRelation(index, ShareUpdateExclusiveLock);
+}
+
+bool
+SpmConditionalLockStructure(Relation index)
+{
+	return ConditionalLockRelation(index, ShareUpdateExclusiveLock);
+}
+
+void
+SpmUnlockStructure(Relation index)
+{
+	UnlockRelation(index, ShareUpdateExclusiveLock);
+}
+
+/*
  * Index of the segment whose docid range holds docid, or -1.
  */
 int

@@ -102,7 +102,7 @@ spmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	 * dead document moved into a segment we have already passed would stay
 	 * alive while the heap recycles its TID (README "VACUUM").
 	 */
-	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmLockStructure(index);
 
 	SpmReadMeta(index, &meta);
 	for (uint32 i = 0; i < meta.nsegments; i++)
@@ -140,7 +140,7 @@ spmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	}
 
 	spm_pending_bulkdelete(index, stats, callback, callback_state);
-	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmUnlockStructure(index);
 
 	pfree(bits);
 	pfree(dead);

@@ -122,10 +122,18 @@ SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'page' AND relation = 'docs
 	  or die "$label: the round did not start";
 	my $w = $node->background_psql('postgres', on_error_stop => 0);
 	$w->query_until(qr/writing/, "\\echo writing\n$writer;\n");
-	ok( $node->poll_query_until('postgres', qq{
+	# wait (up to 30 s) until it waits for the round, unless it failed
+	my $waits = 'f';
+	for (my $i = 0; $i < 300 && $waits ne 't'; $i++)
+	{
+		$waits = $node->safe_psql('postgres', qq{
 SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'page' AND relation = 'docs_idx'::regclass
-	AND page = 1 AND mode = 'ExclusiveLock' AND NOT granted)}),
-		"$label: waits for the scan round");
+	AND page = 1 AND mode = 'ExclusiveLock' AND NOT granted)});
+		$w->{run}->pump_nb;
+		last if $w->{stderr} =~ /ERROR/;
+		usleep(100_000) if $waits ne 't';
+	}
+	is($waits, 't', "$label: waits for the scan round") or diag($w->{stderr});
 	# make what it wrote so far durable: the commit of a transaction that
 	# wrote WAL flushes all WAL before it
 	$node->safe_psql('postgres', 'INSERT INTO wal_flush VALUES (1)');

@@ -66,8 +66,8 @@ SELECT spmw_verify('w_adm_idx');
 RESET ROLE;
 ALTER TABLE w_adm OWNER TO CURRENT_USER;
 
--- the functions are not callable by PUBLIC on other people's indexes, but
--- are executable (the owner check is what guards them)
+-- anyone may execute the functions: the owner check is what guards an
+-- index
 SELECT p.proname, has_function_privilege('w_adm_other', p.oid, 'EXECUTE') AS execute
 FROM pg_proc p WHERE p.proname LIKE 'sparse_maxscore_%' ORDER BY 1;
 

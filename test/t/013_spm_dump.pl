@@ -8,7 +8,8 @@
 #    row is found;
 #  * an unlogged table: after a crash (immediate stop) the table is empty
 #    and its index, reset from the init fork, works and takes new rows;
-#  * TRUNCATE, also rolled back, then inserts.
+#  * TRUNCATE, also rolled back, then inserts;
+#  * the maintenance functions refuse another session's temporary index.
 
 use strict;
 use warnings;
@@ -195,6 +196,26 @@ COMMIT;
 });
 spmw_exact_ok($node, 'tr', $dims, 'TRUNCATE and inserts in one transaction');
 spmw_verify_ok($node, 'tr_idx', 'TRUNCATE and inserts in one transaction');
+
+# ------------------------------------- another session's temporary index
+my $tmp = $node->background_psql('postgres');
+my $oid = $tmp->query_safe(qq{
+CREATE TEMP TABLE tmp_docs (id int, v sparsevec);
+INSERT INTO tmp_docs SELECT i, $row FROM generate_series(1, 100) i;
+CREATE INDEX tmp_docs_idx ON tmp_docs USING sparse_maxscore (v);
+INSERT INTO tmp_docs SELECT i, $row FROM generate_series(101, 150) i;
+SELECT 'tmp_docs_idx'::regclass::oid;});
+for my $f ('sparse_maxscore_flush', 'sparse_maxscore_compact', 'sparse_maxscore_info',
+	'sparse_maxscore_verify')
+{
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT $f($oid)",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/ERROR:  0A000: cannot access temporary indexes of other sessions/,
+		"$f refuses another session's temporary index");
+}
+is($tmp->query_safe("SELECT sparse_maxscore_flush('tmp_docs_idx')"), '50',
+	'its own session flushes it');
+$tmp->quit;
 
 $node->stop;
 done_testing();

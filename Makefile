@@ -15,7 +15,7 @@ OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 DATA = $(EXTENSION)--$(EXTVERSION).sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
-REGRESS_WRITES =
+REGRESS_WRITES = spmw_setup spmw_insert spmw_large spmw_flush spmw_vacuum spmw_admin
 REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct \
 	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
 	sparsevec_trusted
@@ -26,7 +26,7 @@ REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES)
 REGRESS_OPTS = --load-extension=sparsevec
 
 # Isolation specs live in test/isolation/{specs,expected}.
-ISOLATION =
+ISOLATION = spmw_insert_scan spmw_flush_scan spmw_vacuum_scan spmw_compact_scan spmw_flushers
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -1,0 +1,49 @@
+# Large documents as queries, with a small buffer pool: a scan must not
+# need more pinned buffers than a few (PostgreSQL's rule for a backend),
+# whatever the number of query terms.  Fails at index f44a1ba ("no
+# unpinned buffers available": one pin per query term,
+# /work/dev/bugs/scan-pins-one-page-per-query-term.md).
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SpmwTest;
+
+my $node = PostgreSQL::Test::Cluster->new('spmw_bigquery');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\nshared_buffers = 1MB\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
+spmw_install($node);
+
+# 300 documents with all 1000 terms (each term: 3 posting blocks), in a
+# segment, and 100 more in the pending list; then documents of 1000 and
+# 5000 non-zeros as queries
+$node->safe_psql('postgres', qq{
+CREATE TABLE wide (id int, v sparsevec);
+INSERT INTO wide SELECT i, to_sparsevec(array_agg(j ORDER BY j), array_agg(((i * j) % 7 + 1)::real ORDER BY j), 5000)
+FROM generate_series(1, 300) i, generate_series(1, 1000) j GROUP BY i;
+CREATE INDEX wide_idx ON wide USING sparse_maxscore (v);
+INSERT INTO wide SELECT i, spmw_vec(i, 5000, 5000) FROM generate_series(301, 400) i;
+});
+cmp_ok($node->safe_psql('postgres', "SELECT pages FROM sparse_maxscore_info('wide_idx')"),
+	'>', 128, 'the index is larger than the buffer pool');
+
+for my $step ('pending', 'flushed')
+{
+	$node->safe_psql('postgres', "SELECT sparse_maxscore_flush('wide_idx')") if $step eq 'flushed';
+	for my $id (1, 301)
+	{
+		my ($ret, $out, $err) = $node->psql('postgres', qq{
+SELECT coalesce(spmw_diff('wide', v, 10), 'ok'), coalesce(spmw_diff('wide', v), 'ok') FROM wide WHERE id = $id});
+		is($out, 'ok|ok', "$step: row $id (" . ($id == 1 ? '1000' : 'about 3000')
+			  . " terms) as the query") or diag($err);
+	}
+	spmw_exact_ok($node, 'wide', 5000, $step);
+}
+
+$node->stop;
+done_testing();

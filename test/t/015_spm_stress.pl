@@ -1,0 +1,145 @@
+# sparse_maxscore under concurrent writes and reads, randomly interleaved
+# (pgbench, 6 clients, 8 s by default): inserts that flush by themselves (64kB
+# pending list), deletes, updates, VACUUM, explicit flushes and
+# compactions, and readers that check, in a REPEATABLE READ snapshot, that
+# an index scan equals a sequential scan -- with and without LIMIT, and
+# through a cursor read one row at a time from a scan started with
+# initial_k = 3 (so that its rounds interleave with the writers).  Any
+# error, or any difference (raised as an error), aborts a client and fails
+# the test.  Afterwards verify passes, and after a VACUUM no page is
+# unreachable.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SpmwTest;
+
+my $node = PostgreSQL::Test::Cluster->new('spmw_stress');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\nmax_connections = 20\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
+spmw_install($node);
+
+my $dims = 1500;
+$node->safe_psql('postgres', qq{
+CREATE TABLE st (id int, v sparsevec);
+INSERT INTO st SELECT i, CASE WHEN i % 29 = 0 THEN NULL ELSE spmw_vec(i, 1 + i % 40, $dims, 0.1) END
+FROM generate_series(1, 2000) i;
+CREATE INDEX st_idx ON st USING sparse_maxscore (v) WITH (pending_list_limit = 64, compact_segments = 2);
+CREATE SEQUENCE ids START 100000;
+
+-- raise if an index scan of query q (1..8 of spmw_queries, 9: NULL)
+-- differs from a sequential scan
+CREATE FUNCTION st_check(q int, lim int) RETURNS void LANGUAGE plpgsql AS \$\$
+DECLARE
+	msg text := spmw_diff('st', (spmw_queries($dims))[q], lim);
+BEGIN
+	IF msg IS NOT NULL THEN
+		RAISE EXCEPTION 'query % limit %: %', q, lim, msg;
+	END IF;
+END \$\$;
+
+-- the same through a cursor, one row per FETCH, rounds of 3, 6, 12 ...
+CREATE FUNCTION st_cursor_check(q int) RETURNS void LANGUAGE plpgsql AS \$\$
+DECLARE
+	qv sparsevec := (spmw_queries($dims))[q];
+	c refcursor;
+	r record;
+	ti bigint[] := '{}';
+	td float8[] := '{}';
+	ri bigint[];
+	rd float8[];
+	msg text;
+BEGIN
+	PERFORM set_config('sparse_maxscore.initial_k', '3', true);
+	PERFORM set_config('enable_seqscan', 'off', true);
+	OPEN c FOR SELECT id::bigint AS id, v <#> qv AS d FROM st ORDER BY v <#> qv;
+	LOOP
+		FETCH c INTO r;
+		EXIT WHEN NOT FOUND;
+		ti := ti || r.id;
+		td := td || r.d;
+		IF cardinality(ti) % 200 = 0 THEN
+			PERFORM pg_sleep(0.005);
+		END IF;
+	END LOOP;
+	CLOSE c;
+	PERFORM set_config('enable_seqscan', 'on', true);
+	PERFORM set_config('enable_indexscan', 'off', true);
+	SELECT array_agg(id), array_agg(v <#> qv) INTO ri, rd FROM st;
+	PERFORM set_config('enable_indexscan', 'on', true);
+	msg := spmw_cmp(ti, td, ri, rd, NULL);
+	IF msg IS NOT NULL THEN
+		RAISE EXCEPTION 'cursor, query %: %', q, msg;
+	END IF;
+END \$\$;
+});
+
+# SPMW_STRESS_SECONDS runs it longer (by hand)
+my $seconds = $ENV{SPMW_STRESS_SECONDS} // 8;
+$node->pgbench(
+	"--no-vacuum --client=6 --jobs=2 --time=$seconds",
+	0,
+	[
+		qr{actually processed},
+		# every kind of client ran, the checking ones included
+		map { qr{$_\n - weight: \d+ [^\n]*\n - [1-9]\d* transactions} }
+		  qw(spmw_compact spmw_cursor spmw_delete spmw_flush spmw_insert spmw_read spmw_update spmw_vacuum)
+	],
+	[qr{^$}],
+	'concurrent writes and exact reads',
+	{
+		'spmw_insert@6' => q{
+\set n random(1, 30)
+\set s random(1, 1000000)
+INSERT INTO st SELECT nextval('ids'), CASE WHEN i % 13 = 0 THEN NULL
+	WHEN i % 17 = 0 THEN spmw_vec(:s + i, 2500, 1500)
+	ELSE spmw_vec(:s + i, 1 + i % 40, 1500, 0.1) END FROM generate_series(1, :n) i;
+},
+		'spmw_delete@2' => q{
+\set k random(0, 96)
+DELETE FROM st WHERE id % 97 = :k AND random() < 0.3;
+},
+		'spmw_update@1' => q{
+\set k random(0, 50)
+\set s random(1, 1000000)
+UPDATE st SET v = spmw_vec(:s, 12, 1500, 0.3) WHERE id % 51 = :k AND random() < 0.2;
+},
+		'spmw_vacuum@1' => q{
+VACUUM st;
+},
+		'spmw_flush@1' => q{
+SELECT sparse_maxscore_flush('st_idx');
+},
+		'spmw_compact@1' => q{
+SELECT sparse_maxscore_compact('st_idx');
+},
+		'spmw_read@4' => q{
+\set q random(1, 9)
+\set l random(1, 3)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT st_check(:q, CASE :l WHEN 1 THEN 10 WHEN 2 THEN 100 END);
+COMMIT;
+},
+		'spmw_cursor@2' => q{
+\set q random(1, 8)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT st_cursor_check(:q);
+COMMIT;
+},
+	});
+
+spmw_verify_ok($node, 'st_idx', 'after the stress');
+spmw_exact_ok($node, 'st', $dims, 'after the stress');
+$node->safe_psql('postgres', 'VACUUM st');
+spmw_verify_ok($node, 'st_idx', 'after the stress, VACUUM', unreachable => 0);
+spmw_exact_ok($node, 'st', $dims, 'after the stress, VACUUM');
+note('index: ' . $node->safe_psql('postgres', "SELECT sparse_maxscore_verify('st_idx')")
+	  . ', table: ' . $node->safe_psql('postgres', 'SELECT count(*) FROM st') . ' rows');
+
+$node->stop;
+done_testing();

@@ -320,6 +320,7 @@ extern void SpmCheckPage(Relation index, Page page, BlockNumber blkno,
 extern void SpmReadMeta(Relation index, SpmMetaPageData *meta);
 extern void SpmCheckMeta(Relation index, SpmMetaPage meta);
 extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
+extern Buffer SpmExtendBuffer(Relation index, ForkNumber forknum);
 extern bool SpmPageIsRecyclable(Page page, bool any_xid);
 extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
 extern int	SpmFindSegment(const SpmMetaPageData *meta, uint64 docid);
@@ -348,6 +349,7 @@ extern double spm_writer_sum_df_squared(SpmWriter *w);
 extern void spm_writer_free(SpmWriter *w);
 extern void spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages,
 									int n, bool any_xid);
+extern void spm_writer_extend_only(SpmWriter *w);
 
 /* spmsort.c: postings sorted by (term, docid) for a writer */
 typedef struct SpmSorter SpmSorter;

@@ -487,8 +487,10 @@ dict_next(Relation index, MergeInput *in)
  * Replace segments first..last (adjacent, in the metapage's list) by one
  * segment holding their alive documents; the docid range is trimmed to the
  * first and last alive document, and a merge with nothing alive just
- * removes them.  New pages come from pref[] first when given.  Caller
- * holds the structure lock (so no alive bit changes underneath).
+ * removes them.  New pages come from pref[] first when given; with no
+ * pref and any_xid (shrink, under AccessExclusiveLock) only from extending
+ * the file.  Caller holds the structure lock (so no alive bit changes
+ * underneath).
  */
 static void
 merge_segments(Relation index, int first, int last, const BlockNumber *pref,
@@ -566,6 +568,8 @@ merge_segments(Relation index, int first, int last, const BlockNumber *pref,
 		w = spm_writer_begin(index, MAIN_FORKNUM, true, meta.next_segment_id, lo);
 		if (pref)
 			spm_writer_prefer_pages(w, pref, npref, any_xid);
+		else if (any_xid)
+			spm_writer_extend_only(w);
 		spm_writer_set_dims(w, meta.dims);
 
 		/* docmap: every docid of [lo, hi), dead ones and gaps flagged */
@@ -932,8 +936,8 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 }
 
 /*
- * Give back free space at the end of the file.  If at least half of the
- * index is free, first move the segments into the lowest free pages (one
+ * Give back free space at the end of the file.  If at least a third of the
+ * index is free, first move the segments into the lowest free pages (a
  * merge, which also drops dead documents), so that the tail becomes free.
  * Needs AccessExclusiveLock on the index, taken only if nobody else holds
  * a lock on it; then no scan runs here, and a hot standby replays the lock
@@ -942,21 +946,30 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 static void
 shrink(Relation index, IndexVacuumInfo *info)
 {
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber *free;
 	int			nfree;
 	BlockNumber nrecyclable;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber newblocks;
+	SpmMetaPageData meta;
 
 	if (nblocks < 16 || !ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
-
 	SpmLockStructure(index);
-	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
-	if (nfree >= (int) nblocks / 2)
-	{
-		SpmMetaPageData meta;
 
+	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
+	SpmReadMeta(index, &meta);
+	if ((uint64) nfree * 3 >= nblocks && meta.nsegments > 0)
+	{
+		/*
+		 * Move the data out of the way first, to new pages at the end, so
+		 * that the second move finds the lowest pages free: one move into
+		 * the lowest free pages could leave the data split around where it
+		 * was.  Then cut the free tail.
+		 */
+		pfree(free);
+		merge_segments(index, 0, (int) meta.nsegments - 1, NULL, 0, true);
+		reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
 		SpmReadMeta(index, &meta);
 		if (meta.nsegments > 0)
 			merge_segments(index, 0, (int) meta.nsegments - 1, free, nfree, true);
@@ -964,10 +977,11 @@ shrink(Relation index, IndexVacuumInfo *info)
 		reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
 	}
 
-	/* truncate the run of FREE pages at the end */
+	/* truncate the run of free pages at the end */
 	newblocks = nblocks = RelationGetNumberOfBlocks(index);
 	for (int i = nfree - 1; i >= 0 && free[i] == newblocks - 1; i--)
 		newblocks--;
+	pfree(free);
 	if (newblocks < nblocks)
 	{
 		RelationTruncate(index, newblocks);
@@ -979,7 +993,6 @@ shrink(Relation index, IndexVacuumInfo *info)
 	}
 	SpmUnlockStructure(index);
 	UnlockRelation(index, AccessExclusiveLock);
-	pfree(free);
 }
 
 /*

@@ -222,7 +222,6 @@ Buffer
 SpmNewBuffer(Relation index, ForkNumber forknum)
 {
 	Buffer		buf;
-	bool		needLock;
 
 	if (forknum == MAIN_FORKNUM)
 	{
@@ -243,8 +242,20 @@ SpmNewBuffer(Relation index, ForkNumber forknum)
 		}
 	}
 
-	/* keep the extension lock until the new page is locked */
-	needLock = !RELATION_IS_LOCAL(index);
+	return SpmExtendBuffer(index, forknum);
+}
+
+/*
+ * A new block at the end of the index, exclusively locked.  The extension
+ * lock is kept until the page is locked, so that VACUUM's reclaim never
+ * takes an unlocked new page for an orphan.
+ */
+Buffer
+SpmExtendBuffer(Relation index, ForkNumber forknum)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(index);
+
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);

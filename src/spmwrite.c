@@ -82,6 +82,7 @@ struct SpmWriter
 	int			npref;
 	int			ipref;
 	bool		pref_any_xid;	/* caller holds AccessExclusiveLock */
+	bool		extend_only;	/* new pages only at the end of the file */
 
 	/* the term being written */
 	bool		in_term;
@@ -138,6 +139,8 @@ writer_new_buffer(SpmWriter *w)
 		}
 		ReleaseBuffer(buf);
 	}
+	if (w->extend_only)
+		return SpmExtendBuffer(w->index, w->fork);
 	return SpmNewBuffer(w->index, w->fork);
 }
 
@@ -599,6 +602,13 @@ spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages, int n,
 	w->npref = n;
 	w->ipref = 0;
 	w->pref_any_xid = any_xid;
+}
+
+/* take new pages only by extending the file (VACUUM's shrink) */
+void
+spm_writer_extend_only(SpmWriter *w)
+{
+	w->extend_only = true;
 }
 
 double

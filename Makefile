@@ -13,9 +13,13 @@ OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 DATA = $(EXTENSION)--$(EXTVERSION).sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
-REGRESS_TYPE =
+REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct \
+	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
+	sparsevec_trusted
 REGRESS_SPM =
 REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM)
+# every suite runs in a database where CREATE EXTENSION sparsevec was done
+REGRESS_OPTS = --load-extension=sparsevec
 
 # Isolation specs live in test/isolation/{specs,expected}.
 ISOLATION =

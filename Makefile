@@ -7,17 +7,20 @@ PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
 
 # Object files, grouped by area (explicit lists: deterministic builds).
 OBJS_TYPE = src/sparsevec.o
-OBJS_SPM =
+OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmsort.o \
+	src/spmflush.o src/spmpending.o src/spmscan.o src/spmsegment.o src/spmtraverse.o \
+	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 
 DATA = $(EXTENSION)--$(EXTVERSION).sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
+REGRESS_WRITES =
 REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct \
 	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
 	sparsevec_trusted
 REGRESS_SPM =
-REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM)
+REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done
 REGRESS_OPTS = --load-extension=sparsevec
 
@@ -48,3 +51,7 @@ print-regress:
 print-isolation:
 	@echo $(ISOLATION)
 .PHONY: print-regress print-isolation
+
+# PGXS does not track header dependencies: rebuild everything when a
+# header changes.
+$(OBJS): $(wildcard $(srcdir)/src/*.h)

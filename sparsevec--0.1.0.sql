@@ -304,3 +304,84 @@ COMMENT ON OPERATOR FAMILY sparsevec_ops USING btree IS 'btree operator family f
 ------------------------------------------------------------------------
 -- the sparse_maxscore index access method
 ------------------------------------------------------------------------
+
+CREATE FUNCTION spmhandler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+
+COMMENT ON FUNCTION spmhandler(internal) IS
+	'index access method handler of sparse_maxscore';
+
+CREATE ACCESS METHOD sparse_maxscore TYPE INDEX HANDLER spmhandler;
+
+COMMENT ON ACCESS METHOD sparse_maxscore IS
+	'exact top-k retrieval over sparse vectors: ORDER BY v <#> query [LIMIT k] returns what a sequential scan returns';
+
+CREATE OPERATOR CLASS sparsevec_ip_ops
+	DEFAULT FOR TYPE sparsevec USING sparse_maxscore AS
+	OPERATOR 1 <#> (sparsevec, sparsevec) FOR ORDER BY float_ops,
+	FUNCTION 1 sparsevec_negative_inner_product(sparsevec, sparsevec);
+
+COMMENT ON OPERATOR CLASS sparsevec_ip_ops USING sparse_maxscore IS
+	'negative inner product (<#>) ordering for sparse_maxscore';
+
+COMMENT ON OPERATOR FAMILY sparsevec_ip_ops USING sparse_maxscore IS
+	'negative inner product (<#>) ordering for sparse_maxscore';
+
+CREATE FUNCTION sparse_maxscore_last_scan(
+	OUT rounds bigint,
+	OUT postings_decoded bigint,
+	OUT blocks_decoded bigint,
+	OUT blocks_skipped bigint,
+	OUT windows bigint,
+	OUT windows_skipped bigint,
+	OUT candidates_scored bigint,
+	OUT rows_returned bigint)
+	RETURNS record
+	AS 'MODULE_PATHNAME', 'spm_last_scan_sql'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION sparse_maxscore_last_scan() IS
+	'work counters of the most recent sparse_maxscore index scan in this session';
+
+CREATE FUNCTION sparse_maxscore_flush(regclass) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'spm_flush_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_flush(regclass) IS
+	'move the pending list of a sparse_maxscore index into a segment; returns the number of rows moved';
+
+CREATE FUNCTION sparse_maxscore_compact(regclass) RETURNS integer
+	AS 'MODULE_PATHNAME', 'spm_compact_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_compact(regclass) IS
+	'flush, then merge every segment of a sparse_maxscore index into one without dead rows; returns the number of segments merged';
+
+CREATE FUNCTION sparse_maxscore_info(
+	index regclass,
+	OUT segments integer,
+	OUT documents bigint,
+	OUT dead_documents bigint,
+	OUT null_documents bigint,
+	OUT postings bigint,
+	OUT pending_documents bigint,
+	OUT pending_postings bigint,
+	OUT pending_bytes bigint,
+	OUT pending_pages bigint,
+	OUT dead_fraction float8,
+	OUT pages bigint,
+	OUT free_pages bigint,
+	OUT dims integer)
+	RETURNS record
+	AS 'MODULE_PATHNAME', 'spm_info_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_info(regclass) IS
+	'segments, documents, postings, pending list, dead fraction and pages of a sparse_maxscore index';
+
+CREATE FUNCTION sparse_maxscore_verify(regclass) RETURNS text
+	AS 'MODULE_PATHNAME', 'spm_verify_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION sparse_maxscore_verify(regclass) IS
+	'check the structural invariants of a sparse_maxscore index; raises an error on the first violation';

@@ -1,0 +1,479 @@
+/*-------------------------------------------------------------------------
+ *
+ * spm.h
+ *	  sparse_maxscore: constants, on-disk structures and prototypes.
+ *
+ * The on-disk format and the invariants the code relies on are described
+ * in src/README; the fields below carry short reminders only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SPM_H
+#define SPM_H
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "access/transam.h"
+#include "storage/block.h"
+#include "storage/bufmgr.h"
+#include "storage/itemptr.h"
+#include "storage/relfilenode.h"
+#include "utils/relcache.h"
+
+#include "sparsevec.h"
+#include "spmtraverse.h"
+
+/* ----------------------------------------------------------------
+ * Format identification
+ * ----------------------------------------------------------------
+ */
+#define SPM_MAGIC			0x53504D31	/* "SPM1" */
+#define SPM_VERSION			1
+#define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
+
+#define SPM_METAPAGE_BLKNO	0
+
+/*
+ * Heavyweight page-lock tags (LockPage), used as mutexes; they name block
+ * numbers only no other code takes heavyweight page locks on.  See README
+ * "Locking".
+ */
+#define SPM_FLUSH_LOCK		0	/* one structural writer at a time */
+#define SPM_SCAN_LOCK		1	/* rounds share; recyclers drain */
+
+/* ----------------------------------------------------------------
+ * Page special space (every page, including the metapage)
+ * ----------------------------------------------------------------
+ */
+typedef enum SpmPageType
+{
+	SPM_PAGE_META = 1,
+	SPM_PAGE_PENDING,			/* pending-list page */
+	SPM_PAGE_SEGHEADER,			/* segment header */
+	SPM_PAGE_SEGDIR,			/* segment page directory */
+	SPM_PAGE_DICT,				/* term dictionary entries */
+	SPM_PAGE_SKIP,				/* skip entries */
+	SPM_PAGE_POSTING,			/* posting blocks */
+	SPM_PAGE_DOCMAP,			/* local docid -> heap TID */
+	SPM_PAGE_ALIVE,				/* alive bitset (mutable) */
+	SPM_PAGE_NULLMAP,			/* NULL-row bitset */
+	SPM_PAGE_FREE				/* recyclable once xid is old */
+} SpmPageType;
+
+typedef struct SpmPageOpaqueData
+{
+	BlockNumber next;			/* next page of this chain or Invalid */
+	uint32		segment_id;		/* owning segment, 0 if none */
+	FullTransactionId xid;		/* FREE: next xid when freed; PENDING:
+								 * the inserting transaction */
+	uint16		type;			/* SpmPageType */
+	uint16		unused1;
+	uint16		unused2;
+	uint16		page_id;		/* SPM_PAGE_ID; last two bytes of page */
+} SpmPageOpaqueData;
+
+typedef SpmPageOpaqueData *SpmPageOpaque;
+
+StaticAssertDecl(sizeof(SpmPageOpaqueData) == 24,
+				 "page_id must be the last two bytes of the page");
+
+#define SpmPageGetOpaque(page) ((SpmPageOpaque) PageGetSpecialPointer(page))
+
+/* usable bytes between the page header and the special space */
+#define SPM_PAGE_CONTENT \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SpmPageOpaqueData)))
+
+/* ----------------------------------------------------------------
+ * Metapage (block 0)
+ * ----------------------------------------------------------------
+ */
+#define SPM_MAX_SEGMENTS	32
+
+typedef struct SpmSegmentRef
+{
+	uint32		segment_id;		/* unique within the index, never reused */
+	BlockNumber header;			/* segment header page */
+	uint64		docid_lo;		/* first global docid of the range */
+	uint64		docid_hi;		/* one past the last global docid */
+	uint64		npostings;		/* postings stored */
+	uint32		ndead;			/* docids whose alive bit is 0 */
+	uint32		nnull;			/* NULL rows in the range */
+	uint32		nholes;			/* of ndead, those written dead (no
+								 * postings: gaps kept for dense docids) */
+	uint32		unused;
+} SpmSegmentRef;
+
+typedef struct SpmMetaPageData
+{
+	uint32		magic;			/* SPM_MAGIC */
+	uint32		version;		/* SPM_VERSION */
+	uint64		nonce;			/* random per build: keys backend caches */
+	int32		dims;			/* dims of every indexed vector; 0 = none */
+	uint32		next_segment_id;
+	uint64		next_docid;		/* next global docid to hand out */
+	uint32		nsegments;
+	uint32		flags;			/* SPM_META_* */
+	SpmSegmentRef segments[SPM_MAX_SEGMENTS];	/* sorted by docid_lo */
+
+	/* pending list of whole documents (docids >= pending_docid_lo) */
+	BlockNumber pending_head;	/* first pending page or Invalid */
+	BlockNumber pending_tail;	/* last pending page or Invalid */
+	BlockNumber pending_sealed; /* page being flushed: append after it */
+	uint32		pending_tail_free;	/* free bytes on the tail page */
+	uint64		pending_docid_lo;	/* = next_docid when the list is empty */
+	uint64		pending_ndocs;
+	uint64		pending_npostings;
+	uint64		pending_bytes;	/* bytes of document tuples */
+	uint32		pending_npages;
+	uint32		pending_nnull;
+	uint32		pending_ndead;
+
+	/* statistics for amcostestimate */
+	uint64		nterms_max;		/* largest dictionary of any segment */
+	double		sum_df_squared; /* sum over segments and terms of df^2 */
+} SpmMetaPageData;
+
+typedef SpmMetaPageData *SpmMetaPage;
+
+#define SpmPageGetMeta(page)	((SpmMetaPage) PageGetContents(page))
+
+#define SPM_META_NEGATIVE	0x0001	/* some indexed weight is < 0 */
+
+/* ----------------------------------------------------------------
+ * Segments (immutable once published, except the alive bitset)
+ * ----------------------------------------------------------------
+ */
+typedef struct SpmSegmentHeaderData
+{
+	uint32		magic;			/* SPM_MAGIC */
+	uint32		segment_id;
+	uint64		docid_lo;		/* global docid of local docid 0 */
+	uint32		ndocs;			/* local docids are [0, ndocs) */
+	uint32		nterms;			/* dictionary entries */
+	uint64		npostings;
+	uint32		nnull;			/* NULL rows */
+	uint32		flags;			/* SPM_META_NEGATIVE if any weight < 0 */
+	int32		dims;			/* dims of the vectors, 0 if all NULL */
+	uint32		ndocmap;		/* docmap pages */
+	uint32		nalive;			/* alive-bitset pages */
+	uint32		nnullmap;		/* null-bitset pages */
+	uint32		ndict;			/* dictionary pages */
+	uint32		npost;			/* posting pages */
+	uint32		nskip;			/* skip pages */
+	uint32		ndirwords;		/* words in the directory chain */
+	BlockNumber dir_head;		/* first SEGDIR page */
+	float4		max_abs_weight;	/* largest |w| of any posting */
+} SpmSegmentHeaderData;
+
+typedef SpmSegmentHeaderData *SpmSegmentHeader;
+
+/*
+ * The directory is a sequence of uint32 words spread over a chain of
+ * SEGDIR pages: the docmap page numbers, the alive-bitset page numbers,
+ * the null-bitset page numbers, one (first term, page number) pair per
+ * dictionary page, then the posting and skip page numbers.  With the
+ * header and the directory chain itself, that is every page of the
+ * segment.
+ */
+#define SPM_DIR_WORDS_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(uint32)))
+
+/* Term dictionary entry, sorted by term within and across DICT pages. */
+typedef struct SpmDictEntry
+{
+	uint32		term;			/* 0-based dimension */
+	uint32		df;				/* postings of this term in the segment */
+	float4		max_w;			/* largest weight */
+	float4		min_w;			/* smallest weight */
+	BlockNumber skip_blkno;		/* SKIP page holding the first entry */
+	uint16		skip_idx;		/* index of the first entry on that page */
+	uint16		unused;
+} SpmDictEntry;
+
+#define SPM_DICT_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(SpmDictEntry)))
+
+/*
+ * Skip entry: one per posting block.  A term's entries are consecutive,
+ * continuing on the next SKIP page of the chain when one fills up.
+ */
+typedef struct SpmSkipEntry
+{
+	uint32		last_docid;		/* last local docid in block, inclusive */
+	float4		max_w;			/* largest weight in block */
+	float4		min_w;			/* smallest weight in block */
+	BlockNumber blkno;			/* POSTING page holding the block */
+	uint16		off;			/* byte offset of the block in the page */
+	uint8		count;			/* postings in block, 1..128 */
+	uint8		flags;			/* codec, 0 = varbyte ids + float4 */
+} SpmSkipEntry;
+
+#define SPM_SKIP_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(SpmSkipEntry)))
+
+/* docmap: ItemPointerData per local docid */
+#define SPM_DOCMAP_PER_PAGE ((int) (SPM_PAGE_CONTENT / sizeof(ItemPointerData)))
+/* bitsets: one bit per local docid */
+#define SPM_BITMAP_BYTES	((int) (SPM_PAGE_CONTENT & ~7))
+#define SPM_BITS_PER_PAGE	(SPM_BITMAP_BYTES * 8)
+
+/* ----------------------------------------------------------------
+ * Pending list: whole documents, in docid order
+ * ----------------------------------------------------------------
+ */
+/*
+ * A document is one tuple, or, if it does not fit on one page, a head
+ * tuple without elements (flagged CONTINUED) followed by continuation
+ * chunks (flagged CHUNK, all but the last CONTINUED) filling pages of
+ * their own.  A document's docid is pending_docid_lo plus its position in
+ * the list; the head tuple records it (continuation chunks carry 0).
+ * Tuples are MAXALIGNed and laid out from the start of the page contents
+ * to pd_lower.  See README "Pending list".
+ */
+typedef struct SpmPendingTupleData
+{
+	uint64		docid;			/* global docid */
+	ItemPointerData tid;		/* heap TID */
+	uint16		flags;			/* SPM_PT_* */
+	int32		dims;			/* 0 for a NULL row */
+	int32		nnz;			/* elements of the whole document */
+	int32		nhere;			/* elements stored in this chunk */
+	/* int32 indices[nhere], float4 values[nhere] follow */
+} SpmPendingTupleData;
+
+typedef SpmPendingTupleData *SpmPendingTuple;
+
+#define SPM_PT_NULL			0x0001	/* NULL row: no elements */
+#define SPM_PT_DELETED		0x0002	/* VACUUM found the heap tuple dead */
+#define SPM_PT_CONTINUED	0x0004	/* more elements in the next chunk */
+#define SPM_PT_CHUNK		0x0008	/* a continuation chunk */
+
+#define SpmPendingTupleSize(nhere) \
+	MAXALIGN(sizeof(SpmPendingTupleData) + (Size) (nhere) * (sizeof(int32) + sizeof(float4)))
+#define SpmPendingIndices(t)	((int32 *) ((char *) (t) + sizeof(SpmPendingTupleData)))
+#define SpmPendingValues(t)		((float4 *) (SpmPendingIndices(t) + (t)->nhere))
+
+/* ----------------------------------------------------------------
+ * Options, GUCs
+ * ----------------------------------------------------------------
+ */
+typedef struct SpmOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	bool		fastupdate;		/* use the pending list */
+	int			pendingListLimit;	/* kB, -1 = use the GUC */
+	int			compactSegments;	/* compact when more segments than this */
+} SpmOptions;
+
+typedef enum SpmAlgorithm
+{
+	SPM_ALG_MAXSCORE,
+	SPM_ALG_EXHAUSTIVE
+} SpmAlgorithm;
+
+extern int	spm_initial_k;
+extern int	spm_algorithm;
+extern int	spm_pending_list_limit;
+extern int	spm_debug_round_delay;
+
+/* progress phases of CREATE INDEX */
+#define PROGRESS_SPM_PHASE_LOAD		2
+#define PROGRESS_SPM_PHASE_SORT		3
+#define PROGRESS_SPM_PHASE_WRITE	4
+
+/* ----------------------------------------------------------------
+ * Prototypes
+ * ----------------------------------------------------------------
+ */
+
+/* spm.c */
+extern void spm_init(void);
+extern bytea *spmoptions(Datum reloptions, bool validate);
+extern SpmOptions *spm_get_options(Relation index);
+
+/* spmutils.c */
+extern void SpmInitPage(Page page, SpmPageType type, uint32 segment_id);
+extern void SpmCheckPage(Relation index, Page page, BlockNumber blkno,
+						 SpmPageType type, uint32 segment_id);
+extern void SpmReadMeta(Relation index, SpmMetaPageData *meta);
+extern void SpmCheckMeta(Relation index, SpmMetaPage meta);
+extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
+extern bool SpmPageIsRecyclable(Page page, bool any_xid);
+extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
+extern int	SpmFindSegment(const SpmMetaPageData *meta, uint64 docid);
+
+/* spmwrite.c: segment writer */
+typedef struct SpmWriter SpmWriter;
+
+#define SPM_DOC_NULL		0x01	/* NULL row: docmap entry, no postings */
+#define SPM_DOC_DEAD		0x02	/* known dead: alive bit 0 */
+
+extern SpmWriter *spm_writer_begin(Relation index, ForkNumber fork, bool wal,
+								   uint32 segment_id, uint64 docid_lo);
+extern void spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags);
+extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
+extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
+extern void spm_writer_postings(SpmWriter *w, const uint32 *docids,
+								const float *weights, int n);
+extern void spm_writer_term_end(SpmWriter *w);
+extern void spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref);
+extern uint32 spm_writer_flags(SpmWriter *w);
+extern uint32 spm_writer_nterms(SpmWriter *w);
+extern double spm_writer_sum_df_squared(SpmWriter *w);
+extern void spm_writer_free(SpmWriter *w);
+extern void spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages,
+									int n, bool any_xid);
+
+/* spmsort.c: postings sorted by (term, docid) for a writer */
+typedef struct SpmSorter SpmSorter;
+
+extern SpmSorter *spm_sorter_begin(Size mem, bool progress);
+extern void spm_sorter_add(SpmSorter *s, uint32 term, uint32 doc, float4 w);
+extern uint64 spm_sorter_count(SpmSorter *s);
+extern void spm_sorter_finish(SpmSorter *s, SpmWriter *w);
+extern void spm_sorter_end(SpmSorter *s);
+
+/* spmsegment.c: reading segments, per-backend segment cache */
+typedef struct SpmSegment
+{
+	/* identity: index (relfilenode + build nonce) and segment */
+	RelFileNode node;
+	uint64		nonce;
+	uint32		segment_id;
+	BlockNumber header;
+
+	SpmSegmentHeaderData hdr;
+	BlockNumber *docmap;		/* [hdr.ndocmap] */
+	BlockNumber *alive;			/* [hdr.nalive] */
+	BlockNumber *nullmap;		/* [hdr.nnullmap] */
+	uint32	   *dict_first;		/* [hdr.ndict] first term of each page */
+	BlockNumber *dict_blk;		/* [hdr.ndict] */
+	BlockNumber *post;			/* [hdr.npost] */
+	BlockNumber *skip;			/* [hdr.nskip] */
+	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
+	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
+
+	MemoryContext cxt;
+	uint64		stamp;			/* last round that used it */
+} SpmSegment;
+
+/* a term's skip entries, as flat arrays (one element per posting block) */
+typedef struct SpmTermData
+{
+	SpmDictEntry entry;
+	int			nblocks;
+	uint32	   *last;			/* last local docid of the block */
+	float4	   *max_w;
+	float4	   *min_w;
+	BlockNumber *blkno;
+	uint16	   *off;
+	uint8	   *count;
+} SpmTermData;
+
+/* a pinned page kept across lookups (docmap, bitsets) */
+typedef struct SpmPin
+{
+	Buffer		buf;
+	BlockNumber blkno;
+} SpmPin;
+
+extern void SpmCacheNewRound(void);
+extern SpmSegment *SpmGetSegment(Relation index, const SpmMetaPageData *meta,
+								 int i);
+extern bool SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
+						  SpmDictEntry *entry);
+extern int	SpmReadSkips(Relation index, SpmSegment *seg,
+						 const SpmDictEntry *entry, SpmSkipEntry *out);
+extern const SpmTermData *SpmGetTerm(Relation index, SpmSegment *seg,
+									 uint32 term);
+extern void SpmGetTid(Relation index, SpmSegment *seg, uint32 local,
+					  ItemPointer tid, SpmPin *pin);
+extern void SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls,
+							  uint32 pageno, uint8 *dst, SpmPin *pin);
+extern void SpmUnpin(SpmPin *pin);
+extern int	SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
+							SpmDictEntry *out);
+extern void SpmReadPostingBlock(Relation index, SpmSegment *seg,
+								BlockNumber blkno, int off, int count,
+								uint32 last, uint32 *docids, float *weights,
+								SpmPin *pin);
+extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
+									int *npages);
+
+/* spmflush.c: flush, compaction, page reclaim */
+extern int64 spm_flush(Relation index, bool wait, bool vacuum);
+extern int	spm_compact_all(Relation index);
+extern void spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
+								IndexBulkDeleteResult *stats);
+
+/* spmpending.c */
+typedef void (*SpmPendingCallback) (void *arg, double score, uint64 docid,
+									ItemPointer tid);
+extern void spm_pending_topk(Relation index, const SpmMetaPageData *meta,
+							 const SparseVector *query, SpmPhase phase,
+							 const SpmAfter *after, SpmTopK *topk);
+extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
+							 const SparseVector *query, uint64 from_docid,
+							 SpmPendingCallback cb, void *arg);
+extern void spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
+								   IndexBulkDeleteCallback callback,
+								   void *callback_state);
+extern uint64 spm_pending_append(Relation index, SparseVector *v,
+								 ItemPointer tid);
+
+/* a visitor of pending documents (spm_pending_visit) */
+typedef struct SpmPendingVisitor
+{
+	/* a document starts; flags are its SPM_PT_* flags */
+	void		(*begin) (void *arg, uint64 docid, ItemPointer tid,
+						  uint16 flags, int32 nnz);
+	/* some of its elements, in ascending index order */
+	void		(*elems) (void *arg, const int32 *idx, const float4 *val, int n);
+	/* the document is complete */
+	void		(*end) (void *arg);
+	void	   *arg;
+} SpmPendingVisitor;
+
+extern void spm_pending_visit(Relation index, BlockNumber head,
+							  uint64 docid_lo, uint64 docid_hi,
+							  BlockNumber last_page, SpmPendingVisitor *v,
+							  BlockNumber **pages, int *npages);
+
+/* spmscan.c */
+extern SpmCounters spm_last_scan;
+
+/* spmbuild.c */
+extern void SpmCheckVector(Relation index, SparseVector *v, int32 *dims);
+extern IndexBuildResult *spmbuild(Relation heap, Relation index,
+								  struct IndexInfo *indexInfo);
+extern void spmbuildempty(Relation index);
+
+/* spminsert.c */
+extern bool spminsert(Relation index, Datum *values, bool *isnull,
+					  ItemPointer heap_tid, Relation heap,
+					  IndexUniqueCheck checkUnique, bool indexUnchanged,
+					  struct IndexInfo *indexInfo);
+
+/* spmscan.c */
+extern IndexScanDesc spmbeginscan(Relation index, int nkeys, int norderbys);
+extern void spmrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+					  ScanKey orderbys, int norderbys);
+extern bool spmgettuple(IndexScanDesc scan, ScanDirection dir);
+extern void spmendscan(IndexScanDesc scan);
+
+/* spmvacuum.c */
+extern IndexBulkDeleteResult *spmbulkdelete(IndexVacuumInfo *info,
+											IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback,
+											void *callback_state);
+extern IndexBulkDeleteResult *spmvacuumcleanup(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats);
+
+/* spmcost.c */
+extern void spmcostestimate(struct PlannerInfo *root, struct IndexPath *path,
+							double loop_count, Cost *indexStartupCost,
+							Cost *indexTotalCost, Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
+
+/* spmvalidate.c */
+extern bool spmvalidate(Oid opclassoid);
+
+#endif							/* SPM_H */

@@ -1,0 +1,517 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmadmin.c
+ *	  SQL-callable maintenance and inspection of sparse_maxscore indexes:
+ *	  sparse_maxscore_flush, _compact, _info and _verify.
+ *
+ * Permission checks follow GIN's gin_clean_pending_list: the relation
+ * must be a sparse_maxscore index, not another session's temporary one,
+ * and the caller must own it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "spm.h"
+#include "spmblock.h"
+
+static Relation
+open_index(Oid indexoid, LOCKMODE lockmode)
+{
+	Relation	index = relation_open(indexoid, lockmode);
+
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_rel->relam != get_index_am_oid("sparse_maxscore", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a sparse_maxscore index",
+						RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	if (!pg_class_ownercheck(indexoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX,
+					   RelationGetRelationName(index));
+	return index;
+}
+
+static void
+check_not_in_recovery(const char *what)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("sparse_maxscore indexes cannot be %s during recovery.", what)));
+}
+
+/*
+ * sparse_maxscore_flush(regclass): move the pending list into a segment.
+ * Returns the number of documents moved.
+ */
+PG_FUNCTION_INFO_V1(spm_flush_sql);
+Datum
+spm_flush_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	int64		n;
+
+	check_not_in_recovery("flushed");
+	index = open_index(indexoid, RowExclusiveLock);
+	n = spm_flush(index, true, true);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * sparse_maxscore_compact(regclass): flush, then merge every segment into
+ * one without the dead documents.  Returns the number of segments merged.
+ */
+PG_FUNCTION_INFO_V1(spm_compact_sql);
+Datum
+spm_compact_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	int			n;
+
+	check_not_in_recovery("compacted");
+	index = open_index(indexoid, RowExclusiveLock);
+	n = spm_compact_all(index);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_INT32(n);
+}
+
+/* number of FREE (or never initialised) pages */
+static int64
+count_free_pages(Relation index)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	int64		n = 0;
+
+	for (BlockNumber blkno = 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) ||
+			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+			 SpmPageGetOpaque(page)->type == SPM_PAGE_FREE))
+			n++;
+		UnlockReleaseBuffer(buf);
+	}
+	return n;
+}
+
+/*
+ * sparse_maxscore_info(regclass): one row describing the index.
+ */
+PG_FUNCTION_INFO_V1(spm_info_sql);
+Datum
+spm_info_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	SpmMetaPageData meta;
+	TupleDesc	tupdesc;
+	Datum		values[13];
+	bool		nulls[13] = {false};
+	int64		docs = 0;
+	int64		dead = 0;
+	int64		nnull = 0;
+	int64		postings = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	index = open_index(indexoid, AccessShareLock);
+	SpmReadMeta(index, &meta);
+	for (uint32 i = 0; i < meta.nsegments; i++)
+	{
+		SpmSegmentRef *r = &meta.segments[i];
+
+		docs += (int64) (r->docid_hi - r->docid_lo) - r->nholes;
+		dead += r->ndead - r->nholes;
+		nnull += r->nnull;
+		postings += (int64) r->npostings;
+	}
+	docs += (int64) meta.pending_ndocs;
+	dead += meta.pending_ndead;
+	nnull += meta.pending_nnull;
+
+	values[0] = Int32GetDatum((int32) meta.nsegments);
+	values[1] = Int64GetDatum(docs - dead);
+	values[2] = Int64GetDatum(dead);
+	values[3] = Int64GetDatum(nnull);
+	values[4] = Int64GetDatum(postings);
+	values[5] = Int64GetDatum((int64) meta.pending_ndocs);
+	values[6] = Int64GetDatum((int64) meta.pending_npostings);
+	values[7] = Int64GetDatum((int64) meta.pending_bytes);
+	values[8] = Int64GetDatum((int64) meta.pending_npages);
+	values[9] = Float8GetDatum(docs > 0 ? (double) dead / (double) docs : 0.0);
+	values[10] = Int64GetDatum((int64) RelationGetNumberOfBlocks(index));
+	values[11] = Int64GetDatum(count_free_pages(index));
+	values[12] = Int32GetDatum(meta.dims);
+	relation_close(index, AccessShareLock);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* ----------------------------------------------------------------
+ * Verification
+ * ----------------------------------------------------------------
+ */
+static void verify_fail(Relation index, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+
+static void
+verify_fail(Relation index, const char *fmt,...)
+{
+	va_list		args;
+	char		buf[512];
+
+	va_start(args, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, args);
+	va_end(args);
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: %s",
+					RelationGetRelationName(index), buf)));
+}
+
+typedef struct VerifyState
+{
+	Relation	index;
+	uint8	   *used;			/* pages reached */
+	BlockNumber nblocks;
+	uint64		pending_docs;
+	uint64		pending_postings;
+	uint32		pending_null;
+	uint32		pending_dead;
+	uint16		flags;
+	int32		nnz;
+	int32		got;
+	int32		last;
+	int32		dims;
+	uint64		docid;
+} VerifyState;
+
+static void
+use_page(VerifyState *vs, BlockNumber blkno, const char *what)
+{
+	if (blkno >= vs->nblocks)
+		verify_fail(vs->index, "%s page %u is beyond the end of the index", what, blkno);
+	if ((vs->used[blkno / 8] >> (blkno % 8)) & 1)
+		verify_fail(vs->index, "page %u is reached twice (as %s)", blkno, what);
+	vs->used[blkno / 8] |= 1 << (blkno % 8);
+}
+
+static bool
+bitset_get(const uint8 *bits, uint32 i)
+{
+	return (bits[i / 8] >> (i % 8)) & 1;
+}
+
+static void
+verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
+{
+	Relation	index = vs->index;
+	const SpmSegmentRef *ref = &meta->segments[s];
+	SpmSegment *seg = SpmGetSegment(index, meta, s);
+	uint32		ndocs = seg->hdr.ndocs;
+	uint8	   *alive = palloc0(Max(seg->hdr.nalive, 1) * SPM_BITMAP_BYTES);
+	uint8	   *nulls = palloc0(Max(seg->hdr.nalive, 1) * SPM_BITMAP_BYTES);
+	uint8	   *hasposting = palloc0(ndocs / 8 + 1);
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	SpmDictEntry *dict = palloc(SPM_DICT_PER_PAGE * sizeof(SpmDictEntry));
+	SpmSkipEntry *skips = NULL;
+	int			skipcap = 0;
+	uint32	   *docs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
+	float	   *ws = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+	uint64		postings = 0;
+	uint32		nterms = 0;
+	uint32		ndead = 0;
+	uint32		nnull = 0;
+	bool		anyterm = false;
+	uint32		prevterm = 0;
+	int			npages;
+	BlockNumber *pages;
+
+	pages = SpmSegmentPages(index, seg, &npages);
+	for (int i = 0; i < npages; i++)
+		use_page(vs, pages[i], "segment");
+
+	for (uint32 p = 0; p < seg->hdr.nalive; p++)
+	{
+		SpmReadBitsetPage(index, seg, false, p, alive + p * SPM_BITMAP_BYTES, &pin);
+		SpmReadBitsetPage(index, seg, true, p, nulls + p * SPM_BITMAP_BYTES, &pin);
+	}
+	for (uint32 d = 0; d < ndocs; d++)
+	{
+		ItemPointerData tid;
+
+		if (!bitset_get(alive, d))
+		{
+			ndead++;
+			continue;
+		}
+		if (bitset_get(nulls, d))
+			nnull++;
+		SpmGetTid(index, seg, d, &tid, &pin);
+	}
+	for (uint32 d = ndocs; d < seg->hdr.nalive * SPM_BITS_PER_PAGE; d++)
+	{
+		if (bitset_get(alive, d) || bitset_get(nulls, d))
+			verify_fail(index, "segment %u has bits set beyond its %u documents",
+						seg->segment_id, ndocs);
+	}
+	SpmUnpin(&pin);
+	if (ndead != ref->ndead)
+		verify_fail(index, "segment %u has %u dead documents, the metapage says %u",
+					seg->segment_id, ndead, ref->ndead);
+
+	for (uint32 p = 0; p < seg->hdr.ndict; p++)
+	{
+		int			n = SpmReadDictPage(index, seg, p, dict);
+
+		if (dict[0].term != seg->dict_first[p])
+			verify_fail(index, "segment %u dictionary page %u starts with term %u, the directory says %u",
+						seg->segment_id, p, dict[0].term, seg->dict_first[p]);
+		for (int i = 0; i < n; i++)
+		{
+			SpmDictEntry *e = &dict[i];
+			int			nb = (e->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+			float4		tmax = -INFINITY;
+			float4		tmin = INFINITY;
+			bool		anydoc = false;
+			uint32		prevdoc = 0;
+
+			if (anyterm && e->term <= prevterm)
+				verify_fail(index, "segment %u dictionary is not sorted at term %u",
+							seg->segment_id, e->term);
+			if (meta->dims > 0 && e->term >= (uint32) meta->dims)
+				verify_fail(index, "segment %u has term %u beyond %d dimensions",
+							seg->segment_id, e->term, meta->dims);
+			anyterm = true;
+			prevterm = e->term;
+			nterms++;
+			if (nb > skipcap)
+			{
+				skipcap = Max(nb, 2 * skipcap);
+				skips = skips ? repalloc(skips, skipcap * sizeof(SpmSkipEntry)) :
+					palloc(skipcap * sizeof(SpmSkipEntry));
+			}
+			SpmReadSkips(index, seg, e, skips);
+			for (int b = 0; b < nb; b++)
+			{
+				float4		bmax = -INFINITY;
+				float4		bmin = INFINITY;
+
+				if (b < nb - 1 && skips[b].count != SPM_BLOCK_POSTINGS)
+					verify_fail(index, "segment %u term %u block %d is not full",
+								seg->segment_id, e->term, b);
+				SpmReadPostingBlock(index, seg, skips[b].blkno, skips[b].off,
+									skips[b].count, skips[b].last_docid, docs, ws, &pin);
+				for (int j = 0; j < skips[b].count; j++)
+				{
+					if (anydoc && docs[j] <= prevdoc)
+						verify_fail(index, "segment %u term %u has docids out of order",
+									seg->segment_id, e->term);
+					if (docs[j] >= ndocs)
+						verify_fail(index, "segment %u term %u has docid %u beyond %u documents",
+									seg->segment_id, e->term, docs[j], ndocs);
+					if (bitset_get(nulls, docs[j]))
+						verify_fail(index, "segment %u term %u has a posting for the NULL row %u",
+									seg->segment_id, e->term, docs[j]);
+					if (ws[j] == 0.0f || isnan(ws[j]) || isinf(ws[j]))
+						verify_fail(index, "segment %u term %u has an invalid weight",
+									seg->segment_id, e->term);
+					anydoc = true;
+					prevdoc = docs[j];
+					hasposting[docs[j] / 8] |= 1 << (docs[j] % 8);
+					bmax = Max(bmax, ws[j]);
+					bmin = Min(bmin, ws[j]);
+				}
+				if (bmax != skips[b].max_w || bmin != skips[b].min_w)
+					verify_fail(index, "segment %u term %u block %d: block max/min %g/%g, the skip entry says %g/%g",
+								seg->segment_id, e->term, b, bmax, bmin,
+								skips[b].max_w, skips[b].min_w);
+				tmax = Max(tmax, bmax);
+				tmin = Min(tmin, bmin);
+				postings += skips[b].count;
+			}
+			if (tmax != e->max_w || tmin != e->min_w)
+				verify_fail(index, "segment %u term %u: max/min %g/%g, the dictionary says %g/%g",
+							seg->segment_id, e->term, tmax, tmin, e->max_w, e->min_w);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	SpmUnpin(&pin);
+	if (nterms != seg->hdr.nterms)
+		verify_fail(index, "segment %u has %u terms, its header says %u",
+					seg->segment_id, nterms, seg->hdr.nterms);
+	if (postings != seg->hdr.npostings || postings != ref->npostings)
+		verify_fail(index, "segment %u has " UINT64_FORMAT " postings, its header says " UINT64_FORMAT,
+					seg->segment_id, postings, seg->hdr.npostings);
+	if (nnull > seg->hdr.nnull || seg->hdr.nnull != ref->nnull)
+		verify_fail(index, "segment %u NULL counts disagree", seg->segment_id);
+}
+
+static void
+vp_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
+{
+	VerifyState *vs = arg;
+
+	if (!(flags & SPM_PT_DELETED) && !ItemPointerIsValid(tid))
+		verify_fail(vs->index, "pending document " UINT64_FORMAT " has an invalid heap TID", docid);
+	if ((flags & SPM_PT_NULL) && nnz != 0)
+		verify_fail(vs->index, "pending NULL row " UINT64_FORMAT " has elements", docid);
+	vs->pending_docs++;
+	vs->pending_postings += nnz;
+	if (flags & SPM_PT_NULL)
+		vs->pending_null++;
+	if (flags & SPM_PT_DELETED)
+		vs->pending_dead++;
+	vs->docid = docid;
+	vs->nnz = nnz;
+	vs->got = 0;
+	vs->last = -1;
+}
+
+static void
+vp_elems(void *arg, const int32 *idx, const float4 *val, int n)
+{
+	VerifyState *vs = arg;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (idx[i] <= vs->last || (vs->dims > 0 && idx[i] >= vs->dims) ||
+			val[i] == 0.0f || isnan(val[i]) || isinf(val[i]))
+			verify_fail(vs->index, "pending document " UINT64_FORMAT " is not canonical",
+						vs->docid);
+		vs->last = idx[i];
+	}
+	vs->got += n;
+}
+
+static void
+vp_end(void *arg)
+{
+}
+
+/*
+ * sparse_maxscore_verify(regclass): check the structural invariants and
+ * return a one-line summary; raise ERRCODE_INDEX_CORRUPTED on the first
+ * violation.  Holds SPM_FLUSH_LOCK, so no flush, compaction or VACUUM
+ * runs meanwhile; inserts may.
+ */
+PG_FUNCTION_INFO_V1(spm_verify_sql);
+Datum
+spm_verify_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index;
+	SpmMetaPageData meta;
+	VerifyState vs;
+	SpmPendingVisitor v = {vp_begin, vp_elems, vp_end, &vs};
+	BlockNumber *pages;
+	int			npages;
+	int64		nfree = 0;
+	int64		orphans = 0;
+	uint64		docs = 0;
+	uint64		postings = 0;
+
+	index = open_index(indexoid, AccessShareLock);
+	LockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	SpmReadMeta(index, &meta);
+	SpmCacheNewRound();
+
+	memset(&vs, 0, sizeof(vs));
+	vs.index = index;
+	vs.nblocks = RelationGetNumberOfBlocks(index);
+	vs.used = palloc0(vs.nblocks / 8 + 1);
+	vs.dims = meta.dims;
+	use_page(&vs, SPM_METAPAGE_BLKNO, "meta");
+
+	for (uint32 i = 0; i < meta.nsegments; i++)
+	{
+		const SpmSegmentRef *r = &meta.segments[i];
+
+		if (r->docid_lo >= r->docid_hi ||
+			(i > 0 && r->docid_lo < meta.segments[i - 1].docid_hi) ||
+			r->docid_hi > meta.pending_docid_lo)
+			verify_fail(index, "segment %u has docid range [" UINT64_FORMAT ", " UINT64_FORMAT ") out of order",
+						r->segment_id, r->docid_lo, r->docid_hi);
+		if (r->segment_id >= meta.next_segment_id)
+			verify_fail(index, "segment id %u is not below the next id %u",
+						r->segment_id, meta.next_segment_id);
+		verify_segment(&vs, &meta, (int) i);
+		docs += r->docid_hi - r->docid_lo - r->ndead;
+		postings += r->npostings;
+	}
+
+	if (meta.pending_docid_lo + meta.pending_ndocs != meta.next_docid)
+		verify_fail(index, "pending list counts disagree with next_docid");
+	spm_pending_visit(index, meta.pending_head, meta.pending_docid_lo,
+					  meta.next_docid, InvalidBlockNumber, &v, &pages, &npages);
+	for (int i = 0; i < npages; i++)
+		use_page(&vs, pages[i], "pending");
+	if (vs.pending_docs != meta.pending_ndocs ||
+		vs.pending_null != meta.pending_nnull ||
+		vs.pending_dead != meta.pending_ndead ||
+		vs.pending_postings != meta.pending_npostings)
+		verify_fail(index, "pending list holds " UINT64_FORMAT " documents (%u NULL, %u dead, " UINT64_FORMAT " elements), the metapage says " UINT64_FORMAT " (%u, %u, " UINT64_FORMAT ")",
+					vs.pending_docs, vs.pending_null, vs.pending_dead,
+					vs.pending_postings, meta.pending_ndocs, meta.pending_nnull,
+					meta.pending_ndead, meta.pending_npostings);
+	docs += vs.pending_docs - vs.pending_dead;
+
+	/* every other page is free, or an orphan VACUUM will reclaim */
+	for (BlockNumber blkno = 1; blkno < vs.nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if ((vs.used[blkno / 8] >> (blkno % 8)) & 1)
+			continue;
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) ||
+			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+			 SpmPageGetOpaque(page)->type == SPM_PAGE_FREE))
+			nfree++;
+		else
+			orphans++;
+		UnlockReleaseBuffer(buf);
+	}
+
+	UnlockPage(index, SPM_FLUSH_LOCK, ExclusiveLock);
+	relation_close(index, AccessShareLock);
+
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("segments=%u documents=" UINT64_FORMAT " postings=" UINT64_FORMAT " pending=" UINT64_FORMAT " pages=%u free=" INT64_FORMAT " unreachable=" INT64_FORMAT,
+											  meta.nsegments, docs, postings,
+											  meta.pending_ndocs, vs.nblocks,
+											  nfree, orphans)));
+}

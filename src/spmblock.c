@@ -1,0 +1,171 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmblock.c
+ *	  Posting-block encoding and decoding (see spmblock.h for the layout).
+ *
+ * Decoding validates everything it reads against what the caller knows
+ * from the skip entry (count, last docid) and the bytes available, and
+ * reports a mismatch instead of trusting the page: callers raise
+ * ERRCODE_INDEX_CORRUPTED.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "spmblock.h"
+
+/*
+ * Encode count postings (docids strictly ascending) into out, which must
+ * hold SPM_BLOCK_MAX_BYTES.  Returns the encoded size, a multiple of 4.
+ */
+int
+spm_block_encode(const uint32 *docids, const float *weights, int count,
+				 char *out)
+{
+	SpmBlockHeader hdr;
+	unsigned char *p;
+	int			nids;
+	int			size;
+
+	Assert(count >= 1 && count <= SPM_BLOCK_POSTINGS);
+
+	p = (unsigned char *) out + sizeof(SpmBlockHeader);
+	for (int i = 1; i < count; i++)
+	{
+		uint32		delta = docids[i] - docids[i - 1];
+
+		Assert(docids[i] > docids[i - 1]);
+		while (delta >= 0x80)
+		{
+			*p++ = (unsigned char) (delta | 0x80);
+			delta >>= 7;
+		}
+		*p++ = (unsigned char) delta;
+	}
+	nids = (int) (p - ((unsigned char *) out + sizeof(SpmBlockHeader)));
+
+	hdr.first_docid = docids[0];
+	hdr.count = (uint8) count;
+	hdr.flags = 0;
+	hdr.nbytes_ids = (uint16) nids;
+	memcpy(out, &hdr, sizeof(hdr));
+
+	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + nids);
+	memset(out + sizeof(SpmBlockHeader) + nids, 0,
+		   size - sizeof(SpmBlockHeader) - nids);
+	memcpy(out + size, weights, count * sizeof(float));
+	size += count * sizeof(float);
+
+#ifdef USE_ASSERT_CHECKING
+	{
+		uint32		d[SPM_BLOCK_POSTINGS];
+		float		w[SPM_BLOCK_POSTINGS];
+
+		Assert(spm_block_size(out, size) == size);
+		Assert(spm_block_decode(out, size, count, docids[count - 1], d, w));
+		for (int i = 0; i < count; i++)
+			Assert(d[i] == docids[i] &&
+				   memcmp(&w[i], &weights[i], sizeof(float)) == 0);
+	}
+#endif
+
+	return size;
+}
+
+/*
+ * Size of the encoded block at block, or -1 if its header is inconsistent
+ * with the avail bytes that follow it.
+ */
+int
+spm_block_size(const char *block, int avail)
+{
+	SpmBlockHeader hdr;
+	int			size;
+
+	if (avail < (int) sizeof(SpmBlockHeader))
+		return -1;
+	memcpy(&hdr, block, sizeof(hdr));
+	if (hdr.count < 1 || hdr.count > SPM_BLOCK_POSTINGS || hdr.flags != 0 ||
+		hdr.nbytes_ids < hdr.count - 1 || hdr.nbytes_ids > (hdr.count - 1) * 5)
+		return -1;
+	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids) +
+		hdr.count * sizeof(float);
+	return size <= avail ? size : -1;
+}
+
+/*
+ * Decode the block at block (at most avail bytes) into docids[] and
+ * weights[].  count and last_docid come from the skip entry; the block must
+ * agree with them.  Returns false if anything is inconsistent.
+ */
+bool
+spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
+				 uint32 *docids, float *weights)
+{
+	SpmBlockHeader hdr;
+	const unsigned char *p;
+	const unsigned char *end;
+	uint32		d;
+	int			size;
+
+	size = spm_block_size(block, avail);
+	if (size < 0)
+		return false;
+	memcpy(&hdr, block, sizeof(hdr));
+	if (hdr.count != count)
+		return false;
+
+	p = (const unsigned char *) block + sizeof(SpmBlockHeader);
+	end = p + hdr.nbytes_ids;
+	d = hdr.first_docid;
+	docids[0] = d;
+
+	/* fast path: every delta takes one byte (dense terms) */
+	if (hdr.nbytes_ids == count - 1 &&
+		d <= PG_UINT32_MAX - 127 * SPM_BLOCK_POSTINGS)
+	{
+		unsigned char bad = 0;
+
+		for (int i = 1; i < count; i++)
+		{
+			unsigned char delta = p[i - 1];
+
+			bad |= (unsigned char) ((delta - 1) & 0x80);	/* 0 or >= 0x80 */
+			d += delta;
+			docids[i] = d;
+		}
+		if (bad || d != last_docid)
+			return false;
+		memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
+			   count * sizeof(float));
+		return true;
+	}
+
+	for (int i = 1; i < count; i++)
+	{
+		uint32		delta;
+		int			shift;
+
+		if (p >= end)
+			return false;
+		delta = *p & 0x7F;
+		shift = 7;
+		while (*p++ & 0x80)
+		{
+			if (p >= end || shift > 28)
+				return false;
+			delta |= (uint32) (*p & 0x7F) << shift;
+			shift += 7;
+		}
+		if (delta == 0 || d > PG_UINT32_MAX - delta)
+			return false;
+		d += delta;
+		docids[i] = d;
+	}
+	if (p != end || d != last_docid)
+		return false;
+
+	memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
+		   count * sizeof(float));
+	return true;
+}

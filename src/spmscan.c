@@ -1,0 +1,882 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmscan.c
+ *	  The ordered index scan: ORDER BY v <#> q, exact and unbounded.
+ *
+ * A scan produces every indexed row, in the order a sequential scan
+ * followed by a sort would: positive scores descending, then the rows
+ * whose score is exactly 0 (no common term, empty vectors, cancellation),
+ * then negative scores descending, then NULL rows.  Rows with equal scores
+ * come in ascending docid order.  The executor stops asking when its LIMIT
+ * is met (after applying the other quals), so we produce rows in batches
+ * and do as little work as the rows asked for need:
+ *
+ *	ROUNDS		exact top-k of the positive rows strictly after the cursor
+ *				(score, docid) of the last row returned, with k doubling from
+ *				sparse_maxscore.initial_k; a round that comes back short means
+ *				the positive rows are exhausted.
+ *	SORTED		when k would outgrow work_mem: every remaining positive row
+ *				into a tuplesort (spills to disk), streamed.
+ *	ZERO		rows scoring exactly 0, in docid order, in growing batches.
+ *	NEGATIVE	rows scoring below 0 into a tuplesort, streamed (skipped
+ *				when no query weight and no indexed weight is negative).
+ *	NULLS		NULL rows in docid order.
+ *	ALL			for a NULL query: every row in docid order (every distance
+ *				is NULL, so any order is correct).
+ *
+ * Every round, pass and batch runs inside one amgettuple call, holding
+ * SPM_SCAN_LOCK in share mode, from one copy of the metapage; all TIDs it
+ * will return are resolved before the lock is released (README "Rounds").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relscan.h"
+#include "access/xlog.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplesort.h"
+
+#include "spm.h"
+
+typedef enum SpmScanState
+{
+	SPM_SCAN_FIRST,
+	SPM_SCAN_ROUNDS,
+	SPM_SCAN_SORTED,
+	SPM_SCAN_ZERO,
+	SPM_SCAN_NEGATIVE,
+	SPM_SCAN_NULLS,
+	SPM_SCAN_ALL,
+	SPM_SCAN_DONE
+} SpmScanState;
+
+typedef struct SpmScanOpaqueData
+{
+	MemoryContext scanCtx;		/* the whole scan */
+	MemoryContext queryCtx;		/* reset at rescan: query, tuplesort */
+	MemoryContext roundCtx;		/* reset at every round */
+
+	SpmScanState state;
+	SparseVector *query;		/* detoasted copy, NULL for a NULL query */
+	bool		querynegative;	/* some query weight is below zero */
+	bool		exhaustive;		/* sparse_maxscore.algorithm */
+	int			k;				/* size of the next round */
+	int			kmax;			/* largest round that fits work_mem */
+	SpmAfter	after;			/* last row returned by the rounds */
+	uint64		pos;			/* docid-order phases: next docid */
+	int			batch;			/* docid-order phases: batch size */
+
+	/* rows of the current round or batch, in roundCtx */
+	SpmHit	   *hits;
+	int			nhits;
+	int			next;
+
+	/* SORTED and NEGATIVE: the rows, sorted */
+	Tuplesortstate *sort;
+	TupleDesc	sortdesc;
+	TupleTableSlot *slot;		/* virtual, to put rows */
+	TupleTableSlot *mslot;		/* minimal tuple, to get rows */
+
+	SpmCounters counters;
+} SpmScanOpaqueData;
+
+typedef SpmScanOpaqueData *SpmScanOpaque;
+
+/* the most recent scan of this backend, for sparse_maxscore_last_scan() */
+SpmCounters spm_last_scan;
+
+/* ----------------------------------------------------------------
+ * Reading posting blocks and alive bits for spmtraverse.c
+ * ----------------------------------------------------------------
+ */
+typedef struct SpmReader
+{
+	Relation	index;
+	SpmSegment *seg;
+	int			nslots;
+	SpmPin	   *slots;			/* two per term: taat and probe */
+	uint8	  **alive;			/* copied alive pages, NULL until needed */
+	SpmPin		bitpin;
+} SpmReader;
+
+static void
+read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+		   uint32 *docids, float *weights)
+{
+	SpmReader  *r = arg;
+
+	SpmReadPostingBlock(r->index, r->seg, c->blkno[b], c->off[b], c->count[b],
+						c->last[b], docids, weights, &r->slots[slot]);
+}
+
+static bool
+is_alive(void *arg, uint32 local)
+{
+	SpmReader  *r = arg;
+	uint32		pageno = local / SPM_BITS_PER_PAGE;
+	uint32		bit = local % SPM_BITS_PER_PAGE;
+
+	if (r->alive[pageno] == NULL)
+	{
+		r->alive[pageno] = palloc(SPM_BITMAP_BYTES);
+		SpmReadBitsetPage(r->index, r->seg, false, pageno, r->alive[pageno],
+						  &r->bitpin);
+	}
+	return (r->alive[pageno][bit / 8] >> (bit % 8)) & 1;
+}
+
+static void
+reader_release(SpmReader *r)
+{
+	for (int i = 0; i < r->nslots; i++)
+		SpmUnpin(&r->slots[i]);
+	SpmUnpin(&r->bitpin);
+}
+
+/* ----------------------------------------------------------------
+ * Setting up the traversal of one segment
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Cursors for the query terms the segment has (in roundCtx), ready for
+ * spm_traverse_begin.  The reader must outlive the traversal.
+ */
+static void
+setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
+			   uint64 docid_limit, SpmTraverse *t, SpmReader *r)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SparseVector *q = so->query;
+	float	   *qv = SPV_VALUES(q);
+	SpmTermCursor *cur = palloc(Max(q->nnz, 1) * sizeof(SpmTermCursor));
+	int			n = 0;
+
+	for (int i = 0; i < q->nnz; i++)
+	{
+		const SpmTermData *d;
+		SpmTermCursor *c;
+		double		qw = qv[i];
+		double	   *bub;
+
+		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
+		if (d == NULL)
+			continue;
+
+		/* block bounds of this query weight: q * max_w, or q * min_w */
+		bub = palloc(d->nblocks * sizeof(double));
+		if (qw > 0)
+		{
+			for (int b = 0; b < d->nblocks; b++)
+				bub[b] = Max(qw * d->max_w[b], 0.0);
+		}
+		else
+		{
+			for (int b = 0; b < d->nblocks; b++)
+				bub[b] = Max(qw * d->min_w[b], 0.0);
+		}
+
+		c = &cur[n++];
+		memset(c, 0, sizeof(SpmTermCursor));
+		c->q = qw;
+		c->qabsmax = fabs(qw) * Max(fabs(d->entry.max_w), fabs(d->entry.min_w));
+		c->nblocks = d->nblocks;
+		c->last = d->last;
+		c->bub = bub;
+		c->blkno = d->blkno;
+		c->off = d->off;
+		c->count = d->count;
+	}
+
+	memset(r, 0, sizeof(SpmReader));
+	r->index = scan->indexRelation;
+	r->seg = seg;
+	r->nslots = 2 * n;
+	r->slots = palloc0(Max(r->nslots, 1) * sizeof(SpmPin));
+	r->alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
+
+	memset(t, 0, sizeof(SpmTraverse));
+	t->terms = cur;
+	t->nterms = n;
+	t->docid_lo = ref->docid_lo;
+	t->ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
+	t->exhaustive = so->exhaustive;
+	t->read_block = read_block;
+	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
+	t->arg = r;
+	t->counters = &so->counters;
+}
+
+/* ----------------------------------------------------------------
+ * Rounds
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Start a round: share SPM_SCAN_LOCK, copy the metapage, reset roundCtx
+ * and switch into it.  Returns the old memory context.
+ */
+static MemoryContext
+begin_round(IndexScanDesc scan, SpmMetaPageData *meta)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+
+	CHECK_FOR_INTERRUPTS();
+	LockPage(scan->indexRelation, SPM_SCAN_LOCK, ShareLock);
+	SpmReadMeta(scan->indexRelation, meta);
+	if (so->query && meta->dims != 0 && so->query->dim != meta->dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("different sparsevec dimensions %d and %d",
+						meta->dims, so->query->dim)));
+	SpmCacheNewRound();
+	so->hits = NULL;
+	so->nhits = so->next = 0;
+	MemoryContextReset(so->roundCtx);
+
+	/* tests: hold the round open (see sparse_maxscore.debug_round_delay) */
+	for (int ms = 0; ms < spm_debug_round_delay; ms += 10)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(10000L);
+	}
+	return MemoryContextSwitchTo(so->roundCtx);
+}
+
+static void
+end_round(IndexScanDesc scan, MemoryContext old)
+{
+	MemoryContextSwitchTo(old);
+	UnlockPage(scan->indexRelation, SPM_SCAN_LOCK, ShareLock);
+}
+
+/* heap TIDs of the hits that have none yet (segment documents) */
+static void
+resolve_tids(IndexScanDesc scan, const SpmMetaPageData *meta,
+			 SpmSegment **segs, SpmHit *hits, int n)
+{
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+
+	for (int i = 0; i < n; i++)
+	{
+		int			s;
+
+		if (ItemPointerIsValid(&hits[i].tid))
+			continue;
+		s = SpmFindSegment(meta, hits[i].docid);
+		if (s < 0)
+			elog(ERROR, "sparse_maxscore: docid " UINT64_FORMAT " is in no segment",
+				 hits[i].docid);
+		SpmGetTid(scan->indexRelation, segs[s], hits[i].docid - meta->segments[s].docid_lo,
+				  &hits[i].tid, &pin);
+	}
+	SpmUnpin(&pin);
+}
+
+static SpmSegment **
+get_segments(IndexScanDesc scan, const SpmMetaPageData *meta)
+{
+	SpmSegment **segs = palloc(Max(meta->nsegments, 1) * sizeof(SpmSegment *));
+
+	for (uint32 i = 0; i < meta->nsegments; i++)
+		segs[i] = SpmGetSegment(scan->indexRelation, meta, (int) i);
+	return segs;
+}
+
+/*
+ * One round: the exact top-k positive rows after the cursor.
+ */
+static void
+run_round(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SpmMetaPageData meta;
+	MemoryContext old = begin_round(scan, &meta);
+	SpmSegment **segs = get_segments(scan, &meta);
+	SpmTopK		topk;
+	int			k = so->k;
+
+	so->counters.rounds++;
+	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
+
+	spm_pending_topk(scan->indexRelation, &meta, so->query, SPM_PHASE_POSITIVE,
+					 &so->after, &topk);
+
+	for (uint32 i = 0; i < meta.nsegments; i++)
+	{
+		SpmTraverse t;
+		SpmReader	r;
+
+		setup_traverse(scan, segs[i], &meta.segments[i], meta.pending_docid_lo,
+					   &t, &r);
+		t.phase = SPM_PHASE_POSITIVE;
+		t.after = so->after;
+		t.topk = &topk;
+		spm_traverse_begin(&t);
+		spm_traverse_topk(&t);
+		spm_traverse_end(&t);
+		reader_release(&r);
+	}
+
+	spm_topk_sort(&topk);
+	resolve_tids(scan, &meta, segs, topk.heap, topk.n);
+	so->hits = topk.heap;
+	so->nhits = topk.n;
+	end_round(scan, old);
+
+	if (topk.n > 0)
+	{
+		so->after.active = true;
+		so->after.score = topk.heap[topk.n - 1].score;
+		so->after.docid = topk.heap[topk.n - 1].docid;
+	}
+	if (topk.n < k)
+		so->state = SPM_SCAN_ZERO;	/* no positive row is left */
+	else if (k > so->kmax / 2)
+		so->state = SPM_SCAN_SORTED;
+	else
+		so->k = k * 2;
+}
+
+/* ----------------------------------------------------------------
+ * Sorted passes (SORTED, NEGATIVE)
+ * ----------------------------------------------------------------
+ */
+static void
+sort_put(SpmScanOpaque so, double score, uint64 docid, ItemPointer tid)
+{
+	TupleTableSlot *slot = so->slot;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = Float8GetDatum(-score);	/* the distance */
+	slot->tts_values[1] = Int64GetDatum((int64) docid);
+	slot->tts_values[2] = PointerGetDatum(tid);
+	slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(so->sort, slot);
+}
+
+typedef struct SortPassState
+{
+	SpmScanOpaque so;
+	SpmPhase	phase;
+} SortPassState;
+
+static void
+pending_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
+{
+	SortPassState *ps = arg;
+
+	if (ps->phase == SPM_PHASE_POSITIVE ? score > 0 : score < 0)
+	{
+		if (spm_is_after(&ps->so->after, score, docid))
+			sort_put(ps->so, score, docid, tid);
+	}
+}
+
+/*
+ * Every row of the phase's sign (after the cursor, for the positive
+ * phase) into a tuplesort ordered like the results, then start streaming
+ * it.
+ */
+static void
+sort_pass(IndexScanDesc scan, SpmPhase phase)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SpmMetaPageData meta;
+	MemoryContext old;
+	SpmSegment **segs;
+	AttrNumber	attnums[2] = {1, 2};
+	Oid			ops[2] = {Float8LessOperator, Int8LessOperator};
+	Oid			colls[2] = {InvalidOid, InvalidOid};
+	bool		nullsFirst[2] = {false, false};
+	SortPassState ps;
+
+	old = begin_round(scan, &meta);
+	segs = get_segments(scan, &meta);
+	so->counters.rounds++;
+
+	MemoryContextSwitchTo(so->queryCtx);
+	if (so->sortdesc == NULL)
+	{
+		so->sortdesc = CreateTemplateTupleDesc(3);
+		TupleDescInitEntry(so->sortdesc, 1, "distance", FLOAT8OID, -1, 0);
+		TupleDescInitEntry(so->sortdesc, 2, "docid", INT8OID, -1, 0);
+		TupleDescInitEntry(so->sortdesc, 3, "tid", TIDOID, -1, 0);
+		so->slot = MakeSingleTupleTableSlot(so->sortdesc, &TTSOpsVirtual);
+		so->mslot = MakeSingleTupleTableSlot(so->sortdesc, &TTSOpsMinimalTuple);
+	}
+	so->sort = tuplesort_begin_heap(so->sortdesc, 2, attnums, ops, colls,
+									nullsFirst, work_mem, NULL, TUPLESORT_NONE);
+	MemoryContextSwitchTo(so->roundCtx);
+
+	ps.so = so;
+	ps.phase = phase;
+	spm_pending_scan(scan->indexRelation, &meta, so->query, meta.pending_docid_lo,
+					 pending_sort_cb, &ps);
+
+	for (uint32 i = 0; i < meta.nsegments; i++)
+	{
+		SpmTraverse t;
+		SpmReader	r;
+		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+		double	   *acc = palloc(SPM_WINDOW * sizeof(double));
+		SpmTopK		dummy;
+		SpmHit		one;
+
+		setup_traverse(scan, segs[i], &meta.segments[i], meta.pending_docid_lo,
+					   &t, &r);
+		spm_topk_init(&dummy, 1, &one);
+		t.exhaustive = true;
+		t.phase = phase;
+		t.topk = &dummy;
+		spm_traverse_begin(&t);
+		for (uint64 a = 0; a < t.ndocs; a += SPM_WINDOW)
+		{
+			uint32		b = (uint32) Min(a + SPM_WINDOW, t.ndocs);
+
+			if (t.nterms == 0)
+				break;
+			spm_window_scores(&t, (uint32) a, b, acc);
+			for (uint32 d = (uint32) a; d < b; d++)
+			{
+				double		s = acc[d - a];
+				uint64		docid = t.docid_lo + d;
+				ItemPointerData tid;
+
+				if (phase == SPM_PHASE_POSITIVE ? !(s > 0) : !(s < 0))
+					continue;
+				so->counters.candidates++;
+				if (!spm_is_after(&so->after, s, docid))
+					continue;
+				if (t.is_alive && !t.is_alive(t.arg, d))
+					continue;
+				SpmGetTid(scan->indexRelation, segs[i], d, &tid, &pin);
+				sort_put(so, s, docid, &tid);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		spm_traverse_end(&t);
+		reader_release(&r);
+		SpmUnpin(&pin);
+	}
+
+	tuplesort_performsort(so->sort);
+	end_round(scan, old);
+}
+
+/* next row of the sorted pass, or false when it is exhausted */
+static bool
+sort_next(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	bool		isnull;
+	Datum		d;
+
+	if (!tuplesort_gettupleslot(so->sort, true, false, so->mslot, NULL))
+	{
+		tuplesort_end(so->sort);
+		so->sort = NULL;
+		return false;
+	}
+	scan->xs_heaptid = *((ItemPointer) DatumGetPointer(slot_getattr(so->mslot, 3, &isnull)));
+	d = slot_getattr(so->mslot, 1, &isnull);
+	scan->xs_orderbyvals[0] = d;
+	scan->xs_orderbynulls[0] = false;
+	/* keep the cursor current, for the record */
+	so->after.active = true;
+	so->after.score = -DatumGetFloat8(d);
+	so->after.docid = (uint64) DatumGetInt64(slot_getattr(so->mslot, 2, &isnull));
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Docid-order phases (ZERO, NULLS, ALL)
+ * ----------------------------------------------------------------
+ */
+typedef struct StreamState
+{
+	SpmHit	   *hits;
+	int			n;
+	int			cap;
+	SpmScanState what;
+} StreamState;
+
+static void
+stream_add(StreamState *ss, uint64 docid, double score, ItemPointer tid)
+{
+	if (ss->n == ss->cap)
+	{
+		ss->cap *= 2;
+		ss->hits = repalloc(ss->hits, ss->cap * sizeof(SpmHit));
+	}
+	ss->hits[ss->n].docid = docid;
+	ss->hits[ss->n].score = score;
+	if (tid)
+		ss->hits[ss->n].tid = *tid;
+	else
+		ItemPointerSetInvalid(&ss->hits[ss->n].tid);
+	ss->n++;
+}
+
+static void
+pending_stream_cb(void *arg, double score, uint64 docid, ItemPointer tid)
+{
+	StreamState *ss = arg;
+
+	/* the pending pass reports NULL rows with a NaN score */
+	if (ss->what == SPM_SCAN_ALL ||
+		(ss->what == SPM_SCAN_NULLS && isnan(score)) ||
+		(ss->what == SPM_SCAN_ZERO && score == 0.0))
+		stream_add(ss, docid, score, tid);
+}
+
+/*
+ * The next batch of a docid-order phase: about so->batch rows at docids
+ * >= so->pos, whole windows at a time.
+ */
+static void
+stream_batch(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SpmMetaPageData meta;
+	MemoryContext old = begin_round(scan, &meta);
+	SpmSegment **segs = get_segments(scan, &meta);
+	StreamState ss;
+	uint8	   *alive = palloc(SPM_BITMAP_BYTES);
+	uint8	   *nulls = palloc(SPM_BITMAP_BYTES);
+	double	   *acc = palloc(SPM_WINDOW * sizeof(double));
+	bool		done = true;
+
+	so->counters.rounds++;
+	ss.cap = Max(so->batch, 16);
+	ss.hits = palloc(ss.cap * sizeof(SpmHit));
+	ss.n = 0;
+	ss.what = so->state;
+
+	for (uint32 i = 0; i < meta.nsegments && done; i++)
+	{
+		SpmSegmentRef *ref = &meta.segments[i];
+		SpmSegment *seg = segs[i];
+		SpmTraverse t;
+		SpmReader	r;
+		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+		uint64		end = Min(ref->docid_hi, meta.pending_docid_lo);
+		uint32		local;
+		uint32		ndocs;
+		int64		alive_page = -1;
+
+		if (end <= so->pos)
+			continue;
+		local = (uint32) (Max(so->pos, ref->docid_lo) - ref->docid_lo);
+		ndocs = (uint32) (end - ref->docid_lo);
+		if (so->state == SPM_SCAN_ZERO)
+		{
+			setup_traverse(scan, seg, ref, meta.pending_docid_lo, &t, &r);
+			t.exhaustive = true;
+			spm_traverse_begin(&t);
+		}
+
+		while (local < ndocs)
+		{
+			uint32		b = Min(ndocs, local - local % SPM_WINDOW + SPM_WINDOW);
+
+			if (so->state == SPM_SCAN_ZERO && t.nterms > 0)
+				spm_window_scores(&t, local, b, acc);
+			for (uint32 d = local; d < b; d++)
+			{
+				uint32		bit = d % SPM_BITS_PER_PAGE;
+				bool		isnull;
+
+				if ((int64) (d / SPM_BITS_PER_PAGE) != alive_page)
+				{
+					alive_page = d / SPM_BITS_PER_PAGE;
+					SpmReadBitsetPage(scan->indexRelation, seg, false,
+									  (uint32) alive_page, alive, &pin);
+					SpmReadBitsetPage(scan->indexRelation, seg, true,
+									  (uint32) alive_page, nulls, &pin);
+				}
+				if (!((alive[bit / 8] >> (bit % 8)) & 1))
+					continue;
+				isnull = (nulls[bit / 8] >> (bit % 8)) & 1;
+				if (so->state == SPM_SCAN_ZERO)
+				{
+					if (isnull || (t.nterms > 0 && acc[d - local] != 0.0))
+						continue;
+					stream_add(&ss, ref->docid_lo + d, 0.0, NULL);
+				}
+				else if (so->state == SPM_SCAN_NULLS)
+				{
+					if (isnull)
+						stream_add(&ss, ref->docid_lo + d, NAN, NULL);
+				}
+				else
+					stream_add(&ss, ref->docid_lo + d, isnull ? NAN : 0.0, NULL);
+			}
+			local = b;
+			so->pos = ref->docid_lo + b;
+			CHECK_FOR_INTERRUPTS();
+			if (ss.n >= so->batch)
+				break;
+		}
+		if (so->state == SPM_SCAN_ZERO)
+		{
+			spm_traverse_end(&t);
+			reader_release(&r);
+		}
+		SpmUnpin(&pin);
+		if (local < ndocs)
+			done = false;
+	}
+
+	if (done && so->pos < meta.next_docid)
+	{
+		/* the pending list, docids >= pending_docid_lo */
+		spm_pending_scan(scan->indexRelation, &meta, so->query,
+						 Max(so->pos, meta.pending_docid_lo), pending_stream_cb,
+						 &ss);
+		so->pos = meta.next_docid;
+	}
+
+	resolve_tids(scan, &meta, segs, ss.hits, ss.n);
+	so->hits = ss.hits;
+	so->nhits = ss.n;
+	end_round(scan, old);
+
+	so->batch = Min(so->batch * 2, 65536);
+	if (done)
+	{
+		so->pos = 0;
+		so->batch = 256;
+		if (so->state == SPM_SCAN_ZERO)
+			so->state = SPM_SCAN_NEGATIVE;
+		else
+			so->state = SPM_SCAN_DONE;
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Access method callbacks
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Prepare for an index scan.  No I/O.
+ */
+IndexScanDesc
+spmbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	SpmScanOpaque so;
+	MemoryContext scanCtx;
+
+	scanCtx = AllocSetContextCreate(CurrentMemoryContext,
+									"sparse_maxscore scan",
+									ALLOCSET_DEFAULT_SIZES);
+	so = MemoryContextAllocZero(scanCtx, sizeof(SpmScanOpaqueData));
+	so->scanCtx = scanCtx;
+	so->queryCtx = AllocSetContextCreate(scanCtx, "sparse_maxscore query",
+										 ALLOCSET_DEFAULT_SIZES);
+	so->roundCtx = AllocSetContextCreate(scanCtx, "sparse_maxscore round",
+										 ALLOCSET_DEFAULT_SIZES);
+	so->state = SPM_SCAN_FIRST;
+	scan->opaque = so;
+
+	/* we report the distance of every row (never lossy, but it is free) */
+	scan->xs_orderbyvals = MemoryContextAllocZero(scanCtx, Max(norderbys, 1) * sizeof(Datum));
+	scan->xs_orderbynulls = MemoryContextAlloc(scanCtx, Max(norderbys, 1) * sizeof(bool));
+	memset(scan->xs_orderbynulls, true, Max(norderbys, 1) * sizeof(bool));
+	return scan;
+}
+
+static void
+publish_counters(SpmScanOpaque so)
+{
+	if (so->state != SPM_SCAN_FIRST)
+		spm_last_scan = so->counters;
+}
+
+static void
+reset_scan(SpmScanOpaque so)
+{
+	publish_counters(so);
+	if (so->sort)
+	{
+		tuplesort_end(so->sort);
+		so->sort = NULL;
+	}
+	so->slot = NULL;
+	so->mslot = NULL;
+	so->sortdesc = NULL;
+	so->query = NULL;
+	so->hits = NULL;
+	so->nhits = so->next = 0;
+	MemoryContextReset(so->roundCtx);
+	MemoryContextReset(so->queryCtx);
+	so->state = SPM_SCAN_FIRST;
+}
+
+/*
+ * Start or restart a scan.  Called once per outer row of a nested loop,
+ * so it only resets state; the work starts at the first amgettuple.
+ */
+void
+spmrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+		  int norderbys)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+
+	reset_scan(so);
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys,
+				scan->numberOfOrderBys * sizeof(ScanKeyData));
+}
+
+/* first amgettuple of a scan: validate and copy the query */
+static void
+start_scan(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	ScanKey		key;
+
+	if (scan->numberOfOrderBys != 1 || scan->orderByData == NULL)
+		elog(ERROR, "cannot scan sparse_maxscore index without order");
+	if (scan->numberOfKeys > 0)
+		elog(ERROR, "sparse_maxscore index scans take no search keys");
+	/* see README "Snapshots" for why MVCC is required */
+	if (!IsMVCCSnapshot(scan->xs_snapshot))
+		elog(ERROR, "non-MVCC snapshots are not supported with sparse_maxscore");
+
+	pgstat_count_index_scan(scan->indexRelation);
+	memset(&so->counters, 0, sizeof(SpmCounters));
+
+	key = &scan->orderByData[0];
+	if (key->sk_flags & SK_ISNULL)
+	{
+		so->query = NULL;
+		so->state = SPM_SCAN_ALL;
+	}
+	else
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->queryCtx);
+		SparseVector *q = (SparseVector *) PG_DETOAST_DATUM_COPY(key->sk_argument);
+		float	   *qv = SPV_VALUES(q);
+		bool		negative = false;
+
+		MemoryContextSwitchTo(old);
+		for (int i = 0; i < q->nnz; i++)
+			negative |= qv[i] < 0;
+		so->query = q;
+		so->querynegative = negative;
+		so->state = SPM_SCAN_ROUNDS;
+	}
+	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
+	so->k = spm_initial_k;
+	so->kmax = (int) Min((Size) work_mem * 1024 / (2 * sizeof(SpmHit)),
+						 (Size) (MaxAllocSize / sizeof(SpmHit)));
+	so->kmax = Max(so->kmax, 2);
+	if (so->k > so->kmax)
+		so->state = SPM_SCAN_SORTED;
+	so->after.active = false;
+	so->pos = 0;
+	so->batch = 256;
+}
+
+/*
+ * Fetch the next tuple, in ascending distance.
+ */
+bool
+spmgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+
+	Assert(ScanDirectionIsForward(dir));
+	if (so->state == SPM_SCAN_FIRST)
+		start_scan(scan);
+
+	for (;;)
+	{
+		if (so->next < so->nhits)
+		{
+			SpmHit	   *h = &so->hits[so->next++];
+
+			scan->xs_heaptid = h->tid;
+			scan->xs_recheck = false;
+			scan->xs_recheckorderby = false;
+			scan->xs_orderbyvals[0] = Float8GetDatum(-h->score);
+			scan->xs_orderbynulls[0] = isnan(h->score) || so->query == NULL;
+			so->counters.rows_returned++;
+			return true;
+		}
+		if (so->sort)
+		{
+			if (sort_next(scan))
+			{
+				scan->xs_recheck = false;
+				scan->xs_recheckorderby = false;
+				so->counters.rows_returned++;
+				return true;
+			}
+			continue;
+		}
+
+		switch (so->state)
+		{
+			case SPM_SCAN_ROUNDS:
+				run_round(scan);
+				break;
+			case SPM_SCAN_SORTED:
+				sort_pass(scan, SPM_PHASE_POSITIVE);
+				so->state = SPM_SCAN_ZERO;
+				break;
+			case SPM_SCAN_ZERO:
+			case SPM_SCAN_NULLS:
+			case SPM_SCAN_ALL:
+				stream_batch(scan);
+				break;
+			case SPM_SCAN_NEGATIVE:
+				{
+					SpmMetaPageData meta;
+
+					SpmReadMeta(scan->indexRelation, &meta);
+					if (so->querynegative || (meta.flags & SPM_META_NEGATIVE))
+						sort_pass(scan, SPM_PHASE_NEGATIVE);
+					so->state = SPM_SCAN_NULLS;
+					break;
+				}
+			case SPM_SCAN_DONE:
+				publish_counters(so);
+				return false;
+			case SPM_SCAN_FIRST:
+				elog(ERROR, "sparse_maxscore: scan not started");
+		}
+	}
+}
+
+/*
+ * End a scan and release resources.
+ */
+void
+spmendscan(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+
+	publish_counters(so);
+	if (so->sort)
+		tuplesort_end(so->sort);
+	MemoryContextDelete(so->scanCtx);
+	scan->opaque = NULL;
+}

@@ -1,0 +1,669 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmsegment.c
+ *	  Reading segments, and the per-backend segment cache.
+ *
+ * A segment never changes once published (only its alive bitset does, and
+ * that is never cached), so what a backend learns about one -- its header,
+ * its page directory and the dictionary entries of the terms it has been
+ * asked about -- stays true for as long as the segment exists.  The cache
+ * is keyed by (relfilenode, build nonce, segment id): a REINDEX or TRUNCATE
+ * gets a new relfilenode, a rebuilt index a new nonce, and segment ids are
+ * never reused within an index.  Entries whose segment is gone are never
+ * looked up again and age out.  So the per-query setup is one hash probe
+ * per query term once a backend is warm (README "Segment cache").
+ *
+ * Every page read here is checked (type, segment, bounds) before use.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "spm.h"
+#include "spmblock.h"
+
+#define SPM_CACHE_MAX	256		/* segments cached per backend */
+
+/* skip arrays cached per backend, over all segments */
+#define SPM_SKIP_CACHE_BYTES	((Size) 256 * 1024 * 1024)
+
+typedef struct SpmTermInfo
+{
+	uint32		term;			/* hash key */
+	bool		found;
+	SpmDictEntry entry;
+	SpmTermData *data;			/* skip arrays, once loaded */
+} SpmTermInfo;
+
+static MemoryContext cache_cxt = NULL;
+static SpmSegment *cache[SPM_CACHE_MAX];
+static int	cache_n = 0;
+static uint64 cache_stamp = 1;
+static Size skip_cache_bytes = 0;
+
+static void corrupt(Relation index, SpmSegment *seg, const char *what) pg_attribute_noreturn();
+
+static void
+corrupt(Relation index, SpmSegment *seg, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: %s in segment %u",
+					RelationGetRelationName(index), what,
+					seg ? seg->segment_id : 0),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Start a new round: segments used from now on are protected from
+ * eviction until the next call.
+ */
+void
+SpmCacheNewRound(void)
+{
+	cache_stamp++;
+}
+
+static void
+evict_one(void)
+{
+	int			victim = -1;
+
+	for (int i = 0; i < cache_n; i++)
+	{
+		if (cache[i]->stamp == cache_stamp)
+			continue;
+		if (victim < 0 || cache[i]->stamp < cache[victim]->stamp)
+			victim = i;
+	}
+	if (victim < 0)
+		elog(ERROR, "sparse_maxscore: segment cache full");
+	skip_cache_bytes -= cache[victim]->skipbytes;
+	MemoryContextDelete(cache[victim]->cxt);
+	cache[victim] = cache[--cache_n];
+}
+
+/* read the directory chain into words[nwords] */
+static void
+read_directory(Relation index, SpmSegment *seg, uint32 *words, uint32 nwords)
+{
+	BlockNumber blkno = seg->hdr.dir_head;
+	uint32		got = 0;
+
+	while (got < nwords)
+	{
+		Buffer		buf;
+		Page		page;
+		uint32		n;
+
+		if (blkno == InvalidBlockNumber ||
+			blkno >= RelationGetNumberOfBlocks(index))
+			corrupt(index, seg, "broken directory chain");
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_SEGDIR, seg->segment_id);
+		n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+			sizeof(uint32);
+		n = Min(n, nwords - got);
+		memcpy(words + got, PageGetContents(page), n * sizeof(uint32));
+		got += n;
+		blkno = SpmPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (n == 0)
+			corrupt(index, seg, "empty directory page");
+	}
+}
+
+static SpmSegment *
+load_segment(Relation index, const SpmMetaPageData *meta,
+			 const SpmSegmentRef *ref)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	SpmSegment *seg;
+	Buffer		buf;
+	Page		page;
+	uint32	   *words;
+	uint32		expect;
+	HASHCTL		ctl;
+
+	cxt = AllocSetContextCreate(cache_cxt, "sparse_maxscore segment",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	seg = palloc0(sizeof(SpmSegment));
+	seg->cxt = cxt;
+	seg->node = index->rd_node;
+	seg->nonce = meta->nonce;
+	seg->segment_id = ref->segment_id;
+	seg->header = ref->header;
+
+	PG_TRY();
+	{
+		if (ref->header >= RelationGetNumberOfBlocks(index))
+			corrupt(index, seg, "header beyond the end of the index");
+		buf = ReadBuffer(index, ref->header);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, ref->header, SPM_PAGE_SEGHEADER,
+					 ref->segment_id);
+		memcpy(&seg->hdr, PageGetContents(page), sizeof(SpmSegmentHeaderData));
+		UnlockReleaseBuffer(buf);
+
+		expect = seg->hdr.ndocmap + seg->hdr.nalive + seg->hdr.nnullmap +
+			2 * seg->hdr.ndict + seg->hdr.npost + seg->hdr.nskip;
+		if (seg->hdr.magic != SPM_MAGIC ||
+			seg->hdr.segment_id != ref->segment_id ||
+			seg->hdr.docid_lo != ref->docid_lo ||
+			seg->hdr.docid_lo + seg->hdr.ndocs != ref->docid_hi ||
+			seg->hdr.ndirwords != expect ||
+			seg->hdr.ndocmap != (seg->hdr.ndocs + SPM_DOCMAP_PER_PAGE - 1) / SPM_DOCMAP_PER_PAGE ||
+			seg->hdr.nalive != (seg->hdr.ndocs + SPM_BITS_PER_PAGE - 1) / SPM_BITS_PER_PAGE ||
+			(seg->hdr.nnullmap != 0 && seg->hdr.nnullmap != seg->hdr.nalive))
+			corrupt(index, seg, "inconsistent header");
+
+		words = palloc(Max(expect, 1) * sizeof(uint32));
+		read_directory(index, seg, words, expect);
+		seg->docmap = words;
+		seg->alive = words + seg->hdr.ndocmap;
+		seg->nullmap = seg->alive + seg->hdr.nalive;
+		seg->dict_first = palloc(Max(seg->hdr.ndict, 1) * sizeof(uint32));
+		seg->dict_blk = palloc(Max(seg->hdr.ndict, 1) * sizeof(BlockNumber));
+		seg->post = seg->nullmap + seg->hdr.nnullmap + 2 * seg->hdr.ndict;
+		seg->skip = seg->post + seg->hdr.npost;
+		for (uint32 i = 0; i < seg->hdr.ndict; i++)
+		{
+			uint32	   *pair = seg->nullmap + seg->hdr.nnullmap + 2 * i;
+
+			seg->dict_first[i] = pair[0];
+			seg->dict_blk[i] = pair[1];
+			if (i > 0 && seg->dict_first[i] <= seg->dict_first[i - 1])
+				corrupt(index, seg, "unsorted dictionary directory");
+		}
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(SpmTermInfo);
+		ctl.hcxt = cxt;
+		seg->terms = hash_create("sparse_maxscore terms", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	MemoryContextSwitchTo(old);
+	return seg;
+}
+
+/*
+ * The cached view of segment i of meta, loading it if needed.
+ */
+SpmSegment *
+SpmGetSegment(Relation index, const SpmMetaPageData *meta, int i)
+{
+	const SpmSegmentRef *ref = &meta->segments[i];
+	SpmSegment *seg;
+
+	for (int j = 0; j < cache_n; j++)
+	{
+		seg = cache[j];
+		if (seg->segment_id == ref->segment_id && seg->nonce == meta->nonce &&
+			seg->header == ref->header &&
+			RelFileNodeEquals(seg->node, index->rd_node))
+		{
+			seg->stamp = cache_stamp;
+			return seg;
+		}
+	}
+
+	if (cache_cxt == NULL)
+		cache_cxt = AllocSetContextCreate(TopMemoryContext,
+										  "sparse_maxscore segment cache",
+										  ALLOCSET_DEFAULT_SIZES);
+	if (cache_n == SPM_CACHE_MAX)
+		evict_one();
+	seg = load_segment(index, meta, ref);
+	seg->stamp = cache_stamp;
+	cache[cache_n++] = seg;
+	return seg;
+}
+
+/*
+ * The cache entry of term (looked up in the dictionary on first use).
+ */
+static SpmTermInfo *
+lookup_term(Relation index, SpmSegment *seg, uint32 term)
+{
+	SpmTermInfo *info;
+	SpmDictEntry e;
+	SpmDictEntry *entry = &e;
+	bool		found;
+	int			lo;
+	int			hi;
+	int			p;
+	Buffer		buf;
+	Page		page;
+	SpmDictEntry *entries;
+	int			n;
+	bool		have = false;
+
+	info = hash_search(seg->terms, &term, HASH_FIND, NULL);
+	if (info)
+		return info;
+
+	/* last dictionary page whose first term is <= term */
+	lo = 0;
+	hi = (int) seg->hdr.ndict - 1;
+	p = -1;
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (seg->dict_first[mid] <= term)
+		{
+			p = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+
+	if (p >= 0)
+	{
+		BlockNumber blkno = seg->dict_blk[p];
+
+		if (blkno >= RelationGetNumberOfBlocks(index))
+			corrupt(index, seg, "dictionary page beyond the end of the index");
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_DICT, seg->segment_id);
+		entries = (SpmDictEntry *) PageGetContents(page);
+		n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+			sizeof(SpmDictEntry);
+		lo = 0;
+		hi = n - 1;
+		while (lo <= hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (entries[mid].term == term)
+			{
+				*entry = entries[mid];
+				have = true;
+				break;
+			}
+			if (entries[mid].term < term)
+				lo = mid + 1;
+			else
+				hi = mid - 1;
+		}
+		UnlockReleaseBuffer(buf);
+		if (have && (entry->df == 0 || entry->skip_blkno == InvalidBlockNumber ||
+					 entry->skip_idx >= SPM_SKIP_PER_PAGE))
+			corrupt(index, seg, "invalid dictionary entry");
+	}
+
+	info = hash_search(seg->terms, &term, HASH_ENTER, &found);
+	info->found = have;
+	info->data = NULL;
+	if (have)
+		info->entry = *entry;
+	return info;
+}
+
+/*
+ * Find term in the segment's dictionary.  Returns false if the segment
+ * has no posting for it.
+ */
+bool
+SpmLookupTerm(Relation index, SpmSegment *seg, uint32 term,
+			  SpmDictEntry *entry)
+{
+	SpmTermInfo *info = lookup_term(index, seg, term);
+
+	if (info->found)
+		*entry = info->entry;
+	return info->found;
+}
+
+/*
+ * The term's skip entries as flat arrays, or NULL if the segment has no
+ * posting for it.  Cached with the segment while the backend's budget for
+ * skip arrays lasts; beyond it, built in CurrentMemoryContext each time.
+ */
+const SpmTermData *
+SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
+{
+	SpmTermInfo *info = lookup_term(index, seg, term);
+	SpmTermData *d;
+	SpmSkipEntry *skips;
+	int			nb;
+	Size		bytes;
+	MemoryContext cxt;
+	char	   *mem;
+
+	if (!info->found)
+		return NULL;
+	if (info->data)
+		return info->data;
+
+	nb = (info->entry.df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+	bytes = MAXALIGN(sizeof(SpmTermData)) +
+		nb * (sizeof(uint32) * 4 + sizeof(uint16) + sizeof(uint8)) + 16;
+	cxt = skip_cache_bytes + bytes <= SPM_SKIP_CACHE_BYTES ? seg->cxt :
+		CurrentMemoryContext;
+
+	skips = palloc(nb * sizeof(SpmSkipEntry));
+	SpmReadSkips(index, seg, &info->entry, skips);
+
+	mem = MemoryContextAlloc(cxt, bytes);
+	d = (SpmTermData *) mem;
+	mem += MAXALIGN(sizeof(SpmTermData));
+	d->entry = info->entry;
+	d->nblocks = nb;
+	d->last = (uint32 *) mem;
+	d->max_w = (float4 *) (d->last + nb);
+	d->min_w = d->max_w + nb;
+	d->blkno = (BlockNumber *) (d->min_w + nb);
+	d->off = (uint16 *) (d->blkno + nb);
+	d->count = (uint8 *) (d->off + nb);
+	for (int b = 0; b < nb; b++)
+	{
+		d->last[b] = skips[b].last_docid;
+		d->max_w[b] = skips[b].max_w;
+		d->min_w[b] = skips[b].min_w;
+		d->blkno[b] = skips[b].blkno;
+		d->off[b] = skips[b].off;
+		d->count[b] = skips[b].count;
+	}
+	pfree(skips);
+
+	if (cxt == seg->cxt)
+	{
+		info->data = d;
+		seg->skipbytes += bytes;
+		skip_cache_bytes += bytes;
+	}
+	return d;
+}
+
+/*
+ * Read the skip entries of a term into out[] (room for ceil(df / 128)
+ * entries); returns their number.  They are checked to describe a
+ * well-formed posting list of df postings inside the segment.
+ */
+int
+SpmReadSkips(Relation index, SpmSegment *seg, const SpmDictEntry *entry,
+			 SpmSkipEntry *out)
+{
+	int			nblocks = (entry->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+	BlockNumber blkno = entry->skip_blkno;
+	int			idx = entry->skip_idx;
+	int			got = 0;
+	uint64		postings = 0;
+	BlockNumber nrel = RelationGetNumberOfBlocks(index);
+
+	while (got < nblocks)
+	{
+		Buffer		buf;
+		Page		page;
+		int			n;
+
+		if (blkno == InvalidBlockNumber || blkno >= nrel)
+			corrupt(index, seg, "broken skip chain");
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_SKIP, seg->segment_id);
+		n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+			sizeof(SpmSkipEntry);
+		if (idx >= n)
+		{
+			UnlockReleaseBuffer(buf);
+			corrupt(index, seg, "skip entry out of range");
+		}
+		n = Min(n - idx, nblocks - got);
+		memcpy(out + got, (SpmSkipEntry *) PageGetContents(page) + idx,
+			   n * sizeof(SpmSkipEntry));
+		blkno = SpmPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		got += n;
+		idx = 0;
+	}
+
+	for (int i = 0; i < nblocks; i++)
+	{
+		const SpmSkipEntry *s = &out[i];
+
+		if (s->count < 1 || s->count > SPM_BLOCK_POSTINGS ||
+			s->last_docid >= seg->hdr.ndocs ||
+			(i > 0 && s->last_docid < out[i - 1].last_docid + s->count) ||
+			s->max_w < s->min_w || s->blkno >= nrel)
+			corrupt(index, seg, "invalid skip entry");
+		postings += s->count;
+	}
+	if (postings != entry->df)
+		corrupt(index, seg, "posting count does not match the dictionary");
+	return nblocks;
+}
+
+/* pin (and keep pinned) page blkno in pin */
+static Page
+pin_page(Relation index, SpmPin *pin, BlockNumber blkno)
+{
+	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
+	{
+		ReleaseBuffer(pin->buf);
+		pin->buf = InvalidBuffer;
+	}
+	if (pin->buf == InvalidBuffer)
+	{
+		pin->buf = ReadBuffer(index, blkno);
+		pin->blkno = blkno;
+	}
+	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
+	return BufferGetPage(pin->buf);
+}
+
+void
+SpmUnpin(SpmPin *pin)
+{
+	if (pin->buf != InvalidBuffer)
+		ReleaseBuffer(pin->buf);
+	pin->buf = InvalidBuffer;
+	pin->blkno = InvalidBlockNumber;
+}
+
+/*
+ * Heap TID of local docid `local`.  pin keeps the last docmap page pinned
+ * (no lock) between calls; release it with SpmUnpin.
+ */
+void
+SpmGetTid(Relation index, SpmSegment *seg, uint32 local, ItemPointer tid,
+		  SpmPin *pin)
+{
+	uint32		pageno = local / SPM_DOCMAP_PER_PAGE;
+	uint32		slot = local % SPM_DOCMAP_PER_PAGE;
+	BlockNumber blkno;
+	Page		page;
+
+	if (local >= seg->hdr.ndocs)
+		corrupt(index, seg, "docid beyond the docmap");
+	blkno = seg->docmap[pageno];
+	page = pin_page(index, pin, blkno);
+	SpmCheckPage(index, page, blkno, SPM_PAGE_DOCMAP, seg->segment_id);
+	if (MAXALIGN(SizeOfPageHeaderData) + (slot + 1) * sizeof(ItemPointerData) >
+		((PageHeader) page)->pd_lower)
+	{
+		LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+		corrupt(index, seg, "short docmap page");
+	}
+	*tid = ((ItemPointerData *) PageGetContents(page))[slot];
+	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+	if (!ItemPointerIsValid(tid))
+		corrupt(index, seg, "invalid heap TID in docmap");
+}
+
+/*
+ * Copy bitset page pageno (alive bits, or NULL-row bits if nulls) into
+ * dst[SPM_BITMAP_BYTES].  A segment without NULL rows has no null pages:
+ * then dst is zeroed.
+ */
+void
+SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls, uint32 pageno,
+				  uint8 *dst, SpmPin *pin)
+{
+	uint32		npages = nulls ? seg->hdr.nnullmap : seg->hdr.nalive;
+	BlockNumber blkno;
+	Page		page;
+	SpmPageType type = nulls ? SPM_PAGE_NULLMAP : SPM_PAGE_ALIVE;
+
+	if (npages == 0 && nulls)
+	{
+		memset(dst, 0, SPM_BITMAP_BYTES);
+		return;
+	}
+	if (pageno >= npages)
+		corrupt(index, seg, "bitset page out of range");
+	blkno = nulls ? seg->nullmap[pageno] : seg->alive[pageno];
+	page = pin_page(index, pin, blkno);
+	SpmCheckPage(index, page, blkno, type, seg->segment_id);
+	memcpy(dst, PageGetContents(page), SPM_BITMAP_BYTES);
+	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+}
+
+/*
+ * Read dictionary page pageno of the segment into out[] (room for
+ * SPM_DICT_PER_PAGE entries); returns the number of entries.
+ */
+int
+SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
+				SpmDictEntry *out)
+{
+	BlockNumber blkno;
+	Buffer		buf;
+	Page		page;
+	int			n;
+
+	if (pageno >= seg->hdr.ndict)
+		corrupt(index, seg, "dictionary page out of range");
+	blkno = seg->dict_blk[pageno];
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	SpmCheckPage(index, page, blkno, SPM_PAGE_DICT, seg->segment_id);
+	n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+		sizeof(SpmDictEntry);
+	if (n < 1 || n > SPM_DICT_PER_PAGE)
+	{
+		UnlockReleaseBuffer(buf);
+		corrupt(index, seg, "bad dictionary page");
+	}
+	memcpy(out, PageGetContents(page), n * sizeof(SpmDictEntry));
+	UnlockReleaseBuffer(buf);
+	return n;
+}
+
+/*
+ * Decode posting block b of term d into docids/weights.  pin keeps the
+ * page pinned between calls (never locked); check says whether the page
+ * must be checked (always on a hot standby, see README "Page recycling";
+ * on the primary only when first pinned).
+ */
+void
+SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
+					int off, int count, uint32 last, uint32 *docids,
+					float *weights, SpmPin *pin)
+{
+	Page		page;
+	int			lower;
+	bool		ok;
+	bool		fresh = false;
+
+	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
+		SpmUnpin(pin);
+	if (pin->buf == InvalidBuffer)
+	{
+		pin->buf = ReadBuffer(index, blkno);
+		pin->blkno = blkno;
+		fresh = true;
+	}
+	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(pin->buf);
+	if (fresh || RecoveryInProgress())
+		SpmCheckPage(index, page, blkno, SPM_PAGE_POSTING, seg->segment_id);
+	lower = ((PageHeader) page)->pd_lower;
+	ok = off >= (int) MAXALIGN(SizeOfPageHeaderData) && off < lower &&
+		spm_block_decode((char *) page + off, lower - off, count, last,
+						 docids, weights);
+	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" has a corrupted posting block at block %u offset %d",
+						RelationGetRelationName(index), blkno, off),
+				 errhint("REINDEX the index.")));
+}
+
+/*
+ * Every page of the segment, in a palloc'd array: header, directory
+ * chain, and what the directory lists.
+ */
+BlockNumber *
+SpmSegmentPages(Relation index, SpmSegment *seg, int *npages)
+{
+	int			cap = 2 + seg->hdr.ndirwords;
+	BlockNumber *pages = palloc(cap * sizeof(BlockNumber));
+	int			n = 0;
+	BlockNumber blkno = seg->hdr.dir_head;
+	uint32		pairs = seg->hdr.ndict;
+
+	pages[n++] = seg->header;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+
+		if (n == cap)
+		{
+			cap *= 2;
+			pages = repalloc(pages, cap * sizeof(BlockNumber));
+		}
+		pages[n++] = blkno;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_SEGDIR, seg->segment_id);
+		blkno = SpmPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (n + seg->hdr.ndirwords > (uint32) cap)
+	{
+		cap = n + seg->hdr.ndirwords;
+		pages = repalloc(pages, cap * sizeof(BlockNumber));
+	}
+	for (uint32 i = 0; i < seg->hdr.ndocmap; i++)
+		pages[n++] = seg->docmap[i];
+	for (uint32 i = 0; i < seg->hdr.nalive; i++)
+		pages[n++] = seg->alive[i];
+	for (uint32 i = 0; i < seg->hdr.nnullmap; i++)
+		pages[n++] = seg->nullmap[i];
+	for (uint32 i = 0; i < pairs; i++)
+		pages[n++] = seg->dict_blk[i];
+	for (uint32 i = 0; i < seg->hdr.npost; i++)
+		pages[n++] = seg->post[i];
+	for (uint32 i = 0; i < seg->hdr.nskip; i++)
+		pages[n++] = seg->skip[i];
+	*npages = n;
+	return pages;
+}

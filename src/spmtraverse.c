@@ -1,0 +1,736 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmtraverse.c
+ *	  Exact top-k over one segment: windowed block-max MaxScore.
+ *
+ * The segment's local docids are cut into windows of SPM_WINDOW docids.
+ * For each window:
+ *
+ *	1. Every query term gets a window bound wub: the largest block bound
+ *	   (max(0, q * max_w) for q > 0, max(0, q * min_w) for q < 0) over its
+ *	   blocks that overlap the window, read from the skip entries without
+ *	   touching posting data.  If the bounds add up to less than the heap's
+ *	   threshold theta, the window is skipped.
+ *	2. MaxScore partition: terms sorted by wub ascending; the longest prefix
+ *	   whose bounds add up to less than theta is "non-essential" -- a
+ *	   document that only has those terms cannot reach theta.
+ *	3. Essential terms are accumulated term-at-a-time, in ascending term
+ *	   order, into a dense window accumulator of doubles.
+ *	4. If every present term is essential the accumulator already holds
+ *	   canonical scores (see spmtraverse.h) and is offered to the heap
+ *	   directly.  Otherwise each document whose partial score plus the
+ *	   non-essential bounds reaches theta probes the non-essential terms,
+ *	   most valuable first, tightening with block bounds before decoding;
+ *	   a survivor's canonical score is then computed by probing every term
+ *	   in ascending term order.
+ *
+ * This is MaxScore (Turtle and Flood 1995) in the windowed, block-max form
+ * Lucene's MaxScoreBulkScorer uses; pruning is safe because nothing is
+ * dropped unless its upper bound plus a rounding margin is strictly below
+ * theta, so ties at theta always reach the exact comparison.
+ *
+ * With exhaustive = true nothing is pruned: every window is scored in full
+ * (the oracle for tests, and the fastest plan when pruning cannot help).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "spmtraverse.h"
+
+/* ----------------------------------------------------------------
+ * Top-k heap
+ * ----------------------------------------------------------------
+ */
+
+/* heap order: the root is the entry that comes last in result order */
+static inline bool
+heap_above(const SpmHit *a, const SpmHit *b)
+{
+	return spm_hit_before(b->score, b->docid, a->score, a->docid);
+}
+
+void
+spm_topk_init(SpmTopK *topk, int k, SpmHit *storage)
+{
+	Assert(k >= 1);
+	topk->k = k;
+	topk->n = 0;
+	topk->heap = storage;
+}
+
+static void
+sift_down(SpmHit *h, int n, int i)
+{
+	SpmHit		x = h[i];
+
+	for (;;)
+	{
+		int			c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && heap_above(&h[c + 1], &h[c]))
+			c++;
+		if (!heap_above(&h[c], &x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+/*
+ * Offer (score, docid) to the heap.  Returns true if it was admitted.
+ */
+bool
+spm_topk_push(SpmTopK *topk, double score, uint64 docid,
+			  const ItemPointerData *tid)
+{
+	SpmHit	   *h = topk->heap;
+	SpmHit		x;
+
+	x.score = score;
+	x.docid = docid;
+	if (tid)
+		x.tid = *tid;
+	else
+		ItemPointerSetInvalid(&x.tid);
+
+	if (topk->n < topk->k)
+	{
+		int			i = topk->n++;
+
+		while (i > 0)
+		{
+			int			p = (i - 1) / 2;
+
+			if (!heap_above(&x, &h[p]))
+				break;
+			h[i] = h[p];
+			i = p;
+		}
+		h[i] = x;
+		return true;
+	}
+	if (!spm_hit_before(score, docid, h[0].score, h[0].docid))
+		return false;
+	h[0] = x;
+	sift_down(h, topk->n, 0);
+	return true;
+}
+
+/*
+ * Sort the heap's entries into result order (best first), in place.  The
+ * heap is unusable afterwards except for reading heap[0 .. n-1].
+ */
+void
+spm_topk_sort(SpmTopK *topk)
+{
+	SpmHit	   *h = topk->heap;
+
+	/* repeatedly move the worst entry behind the shrinking heap */
+	for (int n = topk->n; n > 1; n--)
+	{
+		SpmHit		worst = h[0];
+
+		h[0] = h[n - 1];
+		sift_down(h, n - 1, 0);
+		h[n - 1] = worst;
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Term cursors
+ * ----------------------------------------------------------------
+ */
+
+/* lowest docid block b can hold */
+static inline uint32
+block_first(const SpmTermCursor *c, int b)
+{
+	return b == 0 ? 0 : c->last[b - 1] + 1;
+}
+
+static inline void
+note_decoded(SpmTraverse *t, SpmTermCursor *c, int b)
+{
+	t->counters->blocks_decoded++;
+	t->counters->postings_decoded += c->count[b];
+	if (!(c->seen[b >> 3] & (1 << (b & 7))))
+	{
+		c->seen[b >> 3] |= (1 << (b & 7));
+		t->counters->blocks_skipped--;
+	}
+}
+
+/* move the probe cursor to the first block that may hold d */
+static inline void
+probe_shallow(SpmTermCursor *c, uint32 d)
+{
+	while (c->pblk < c->nblocks && c->last[c->pblk] < d)
+		c->pblk++;
+}
+
+/*
+ * Probe for docid d (after probe_shallow).  Returns true and sets *w if
+ * the term has a posting for d.  Probes must come in ascending d.
+ */
+static inline bool
+probe_deep(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 d, float *w)
+{
+	int			b = c->pblk;
+	int			n;
+
+	if (b >= c->nblocks || d < block_first(c, b))
+		return false;
+	if (c->pdec != b)
+	{
+		if (c->pdocs == NULL)
+		{
+			c->pdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
+			c->pw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+		}
+		t->read_block(t->arg, slot, c, b, c->pdocs, c->pw);
+		note_decoded(t, c, b);
+		c->pdec = b;
+		c->ppos = 0;
+	}
+	n = c->count[b];
+	while (c->ppos < n && c->pdocs[c->ppos] < d)
+		c->ppos++;
+	if (c->ppos < n && c->pdocs[c->ppos] == d)
+	{
+		*w = c->pw[c->ppos];
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Term-at-a-time: add q * w of every posting with docid in [a, b) to
+ * acc[docid - a].  Windows must come in ascending order.  With record,
+ * the postings are also kept in c->wdocs/c->wvals (offsets from a), for
+ * canonical_score.
+ */
+static void
+taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
+	 double *acc, bool record)
+{
+	const double q = c->q;
+	int			j = c->tblk;
+
+	c->wn = 0;
+	while (j < c->nblocks && c->last[j] < a)
+		j++;
+	while (j < c->nblocks && block_first(c, j) < b)
+	{
+		int			n = c->count[j];
+		int			p;
+
+		if (c->tdec != j)
+		{
+			if (c->tdocs == NULL)
+			{
+				c->tdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
+				c->tw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+			}
+			t->read_block(t->arg, slot, c, j, c->tdocs, c->tw);
+			note_decoded(t, c, j);
+			c->tdec = j;
+			c->tpos = 0;
+		}
+		p = c->tpos;
+		while (p < n && c->tdocs[p] < a)
+			p++;
+		if (record)
+		{
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
+
+				if (d >= b)
+					break;
+				acc[d - a] += q * (double) c->tw[p];
+				c->wdocs[c->wn] = (uint16) (d - a);
+				c->wvals[c->wn] = c->tw[p];
+				c->wn++;
+			}
+		}
+		else
+		{
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
+
+				if (d >= b)
+					break;
+				acc[d - a] += q * (double) c->tw[p];
+			}
+		}
+		c->tpos = p;
+		if (p < n)
+			break;				/* the block goes on in the next window */
+		j++;
+	}
+	c->tblk = j;
+}
+
+/*
+ * Set wub and present of every term for the window [a, b); returns the
+ * sum of the bounds.
+ */
+static double
+window_bounds(SpmTraverse *t, uint32 a, uint32 b)
+{
+	double		sum = 0.0;
+
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+		double		wub = 0.0;
+		int			j;
+
+		while (c->sblk < c->nblocks && c->last[c->sblk] < a)
+			c->sblk++;
+		c->wpost = 0;
+		for (j = c->sblk; j < c->nblocks && block_first(c, j) < b; j++)
+		{
+			if (c->bub[j] > wub)
+				wub = c->bub[j];
+			c->wpost += c->count[j];
+		}
+		c->present = j > c->sblk;
+		c->wub = wub;
+		sum += wub;
+	}
+	return sum;
+}
+
+/*
+ * Canonical score of local docid d in window [a, ...) of a MaxScore
+ * window: q * w over the terms that hold d, in ascending term order, from
+ * +0.0 (the same additions spv_dot makes).  Essential terms' postings of
+ * the window were recorded by taat(); every non-essential term has just
+ * been probed for d.
+ */
+static double
+canonical_score(SpmTraverse *t, uint32 a, uint32 d)
+{
+	double		sum = 0.0;
+	uint16		off = (uint16) (d - a);
+
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		if (!c->present)
+			continue;
+		if (c->essential)
+		{
+			int			lo = 0;
+			int			hi = c->wn - 1;
+
+			while (lo <= hi)
+			{
+				int			mid = (lo + hi) >> 1;
+
+				if (c->wdocs[mid] < off)
+					lo = mid + 1;
+				else if (c->wdocs[mid] > off)
+					hi = mid - 1;
+				else
+				{
+					sum += c->q * (double) c->wvals[mid];
+					break;
+				}
+			}
+		}
+		else
+		{
+			Assert(c->probe_doc == d);
+			if (c->probe_hit)
+				sum += c->q * (double) c->probe_w;
+		}
+	}
+	t->counters->candidates++;
+	return sum;
+}
+
+/* offer a document with canonical score s to the heap */
+static inline void
+consider(SpmTraverse *t, uint32 d, double s)
+{
+	uint64		docid = t->docid_lo + d;
+
+	if (t->phase == SPM_PHASE_POSITIVE ? !(s > 0.0) : !(s < 0.0))
+		return;
+	if (!spm_topk_admits(t->topk, s, docid) ||
+		!spm_is_after(&t->after, s, docid))
+		return;
+	if (t->is_alive && !t->is_alive(t->arg, d))
+		return;
+	spm_topk_push(t->topk, s, docid, NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Segment traversal
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Prepare t (terms, ndocs, callbacks and the rest already set) for
+ * spm_traverse_topk or spm_window_scores.  Scratch memory comes from
+ * CurrentMemoryContext.
+ *
+ * The pruning margin: every bound and partial score is a sum of at most
+ * nterms + 1 rounded terms, each bounded in magnitude by |q| * max|w|, so
+ * its error is below (nterms + 1) * 2^-53 * sum(|q| * max|w|).  Twice
+ * that, with room to spare, separates "certainly below theta" from "maybe
+ * equal".
+ */
+void
+spm_traverse_begin(SpmTraverse *t)
+{
+	double		absmass = 0.0;
+	int64		blocks = 0;
+
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		absmass += c->qabsmax;
+		c->sblk = c->tblk = c->pblk = 0;
+		c->tdec = c->pdec = -1;
+		c->tpos = c->ppos = 0;
+		c->seen = palloc0((c->nblocks + 7) / 8);
+		c->tdocs = c->pdocs = NULL;
+		c->tw = c->pw = NULL;
+		blocks += c->nblocks;
+	}
+	t->counters->blocks_skipped += blocks;
+	t->slack = absmass * (t->nterms + 8) * ldexp(1.0, -50);
+	t->acc = palloc(SPM_WINDOW * sizeof(double));
+	t->order = palloc(Max(t->nterms, 1) * sizeof(int));
+	t->next = 0;
+	t->wdocs = NULL;
+	t->wvals = NULL;
+	t->wcap = 0;
+	t->backoff = 0;
+	t->skip_ms = 0;
+}
+
+void
+spm_traverse_end(SpmTraverse *t)
+{
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		pfree(c->seen);
+		if (c->tdocs)
+		{
+			pfree(c->tdocs);
+			pfree(c->tw);
+		}
+		if (c->pdocs)
+		{
+			pfree(c->pdocs);
+			pfree(c->pw);
+		}
+	}
+	pfree(t->acc);
+	pfree(t->order);
+	if (t->wdocs)
+	{
+		pfree(t->wdocs);
+		pfree(t->wvals);
+	}
+}
+
+/*
+ * Room for the window's postings of every essential term (at most the
+ * postings of its blocks that overlap the window).
+ */
+static void
+reserve_window_buffers(SpmTraverse *t)
+{
+	int64		need = 0;
+
+	for (int i = 0; i < t->nterms; i++)
+	{
+		if (t->terms[i].essential)
+			need += t->terms[i].wpost;
+	}
+	if (need > t->wcap)
+	{
+		t->wcap = Max(need, t->wcap * 2);
+		if (t->wdocs)
+		{
+			pfree(t->wdocs);
+			pfree(t->wvals);
+		}
+		t->wdocs = palloc(t->wcap * sizeof(uint16));
+		t->wvals = palloc(t->wcap * sizeof(float));
+	}
+	need = 0;
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		if (c->essential)
+		{
+			c->wdocs = t->wdocs + need;
+			c->wvals = t->wvals + need;
+			need += c->wpost;
+		}
+	}
+}
+
+/* pruning threshold: a document needs a score of at least this */
+static inline double
+threshold(SpmTraverse *t)
+{
+	double		theta = t->phase == SPM_PHASE_POSITIVE ? 0.0 : -INFINITY;
+
+	if (spm_topk_full(t->topk) && t->topk->heap[0].score > theta)
+		theta = t->topk->heap[0].score;
+	return theta;
+}
+
+/*
+ * Should this window take the MaxScore path?  Skipping the non-essential
+ * terms can save at most their postings, and each candidate pays for its
+ * probes, so the path is taken only when the non-essential terms hold at
+ * least half of the window's postings, and not while backing off after a
+ * window where the probes cost more than they saved.  Otherwise every
+ * present term is essential: plain term-at-a-time, whose sums are already
+ * canonical.  Either way the result is exact; this only picks the cheaper
+ * plan.
+ */
+static bool
+use_maxscore(SpmTraverse *t, int nne, int npresent)
+{
+	int64		pn = 0;
+	int64		pall = 0;
+
+	if (nne == 0)
+		return false;
+	if (t->always_maxscore)
+		return true;
+	if (t->skip_ms > 0)
+	{
+		t->skip_ms--;
+		return false;
+	}
+	for (int k = 0; k < npresent; k++)
+	{
+		SpmTermCursor *c = &t->terms[t->order[k]];
+
+		pall += c->wpost;
+		if (!c->essential)
+			pn += c->wpost;
+	}
+	t->window_pn = pn;
+	return pn * 2 >= pall;
+}
+
+static void
+topk_window(SpmTraverse *t, uint32 a, uint32 b)
+{
+	double	   *acc = t->acc;
+	double		theta = threshold(t);
+	double		slack = t->slack;
+	double		noness = 0.0;
+	int			nne = 0;
+	int			npresent = 0;
+	int		   *order = t->order;
+	bool		maxscore = false;
+
+	t->counters->windows++;
+
+	/*
+	 * Pruning applies to the positive phase only: in the negative phase the
+	 * threshold is below zero and no bound (all >= 0) can fall under it.
+	 */
+	if (t->exhaustive || t->phase != SPM_PHASE_POSITIVE)
+	{
+		for (int i = 0; i < t->nterms; i++)
+			t->terms[i].essential = true;
+	}
+	else
+	{
+		double		sumub = window_bounds(t, a, b);
+
+		for (int i = 0; i < t->nterms; i++)
+		{
+			SpmTermCursor *c = &t->terms[i];
+
+			c->essential = c->present;
+			if (c->present)
+				order[npresent++] = i;
+		}
+		if (npresent == 0)
+			return;
+		if (sumub + slack < theta)
+		{
+			t->counters->windows_skipped++;
+			return;
+		}
+
+		/* sort present terms by window bound, ascending (insertion sort) */
+		for (int i = 1; i < npresent; i++)
+		{
+			int			x = order[i];
+			int			j = i;
+
+			while (j > 0 && t->terms[order[j - 1]].wub > t->terms[x].wub)
+			{
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = x;
+		}
+		while (nne < npresent &&
+			   noness + t->terms[order[nne]].wub + slack < theta)
+		{
+			noness += t->terms[order[nne]].wub;
+			t->terms[order[nne]].essential = false;
+			nne++;
+		}
+		maxscore = use_maxscore(t, nne, npresent);
+		if (!maxscore)
+		{
+			for (int k = 0; k < nne; k++)
+				t->terms[order[k]].essential = true;
+			nne = 0;
+		}
+	}
+
+	memset(acc, 0, (b - a) * sizeof(double));
+	if (maxscore)
+		reserve_window_buffers(t);
+	for (int i = 0; i < t->nterms; i++)
+	{
+		SpmTermCursor *c = &t->terms[i];
+
+		if (c->essential)
+			taat(t, c, 2 * i, a, b, acc, maxscore);
+	}
+
+	if (!maxscore)
+	{
+		int64		scored = 0;
+
+		/* canonical scores: offer every document that can qualify */
+		for (uint32 d = a; d < b; d++)
+		{
+			double		s = acc[d - a];
+
+			scored += (s != 0.0);
+			if (s >= theta && s != 0.0)
+			{
+				consider(t, d, s);
+				theta = threshold(t);
+			}
+		}
+		t->counters->candidates += scored;
+		return;
+	}
+
+	{
+		int64		decoded_before = t->counters->postings_decoded;
+		int64		probes = 0;
+
+		for (uint32 d = a; d < b; d++)
+		{
+			double		partial = acc[d - a];
+			double		rest = noness;
+			bool		pruned = false;
+
+			if (partial + rest + slack < theta)
+				continue;
+
+			/* probe non-essential terms, largest bound first */
+			for (int k = nne - 1; k >= 0; k--)
+			{
+				int			i = order[k];
+				SpmTermCursor *c = &t->terms[i];
+				float		w = 0;
+
+				rest -= c->wub;
+				probes++;
+				probe_shallow(c, d);
+				c->probe_doc = d;
+				c->probe_hit = false;
+				if (c->pblk < c->nblocks && d >= block_first(c, c->pblk))
+				{
+					if (partial + c->bub[c->pblk] + rest + slack < theta)
+					{
+						pruned = true;
+						break;
+					}
+					if (probe_deep(t, c, 2 * i + 1, d, &w))
+					{
+						c->probe_hit = true;
+						c->probe_w = w;
+						partial += c->q * (double) w;
+					}
+				}
+				if (partial + rest + slack < theta)
+				{
+					pruned = true;
+					break;
+				}
+			}
+			if (pruned)
+				continue;
+
+			consider(t, d, canonical_score(t, a, d));
+			theta = threshold(t);
+		}
+
+		/*
+		 * Back off (for 2, 4, 8 ... windows) when the probes cost more than
+		 * decoding the non-essential postings would have; a probe counts as
+		 * a few postings' worth of work.
+		 */
+		if (t->counters->postings_decoded - decoded_before + probes * 4 > t->window_pn)
+		{
+			t->backoff = t->backoff ? Min(t->backoff * 2, 64) : 2;
+			t->skip_ms = t->backoff;
+		}
+		else
+			t->backoff = 0;
+	}
+}
+
+/*
+ * Offer every document of the segment that can enter the heap.
+ */
+void
+spm_traverse_topk(SpmTraverse *t)
+{
+	for (uint64 a = 0; a < t->ndocs; a += SPM_WINDOW)
+		topk_window(t, (uint32) a, (uint32) Min(a + SPM_WINDOW, t->ndocs));
+}
+
+/*
+ * Canonical scores of every local docid in [a, b) into acc[0 .. b-a):
+ * exhaustive term-at-a-time over all terms in ascending term order, so
+ * every entry equals spv_dot of the document and the query (0 for a
+ * document without a query term).  b - a <= SPM_WINDOW; windows must
+ * come in ascending order.
+ */
+void
+spm_window_scores(SpmTraverse *t, uint32 a, uint32 b, double *acc)
+{
+	Assert(b > a && b - a <= SPM_WINDOW && a >= t->next);
+	t->next = b;
+	t->counters->windows++;
+	memset(acc, 0, (b - a) * sizeof(double));
+	for (int i = 0; i < t->nterms; i++)
+		taat(t, &t->terms[i], 2 * i, a, b, acc, false);
+}

@@ -1,0 +1,760 @@
+/*
+ * test_spm.c: unit tests of the block codec and the segment traversal.
+ *
+ * The traversal is checked against a brute force that scores every
+ * document with spv_dot (the operator's own function) on random segments:
+ * many windows, ties (weights from a small set), negative weights in
+ * documents and queries, dead documents, query terms absent from the
+ * segment, resumption after a cursor (deepening rounds), the negative
+ * phase, and two segments feeding one heap.  Every comparison is exact.
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sparsevec.h"
+#include "spmblock.h"
+#include "spmtraverse.h"
+
+static int	failures = 0;
+static int	checks = 0;
+
+#define CHECK(cond, ...) \
+	do { \
+		checks++; \
+		if (!(cond)) \
+		{ \
+			failures++; \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__); \
+			fprintf(stderr, "\n"); \
+			if (failures > 20) exit(1); \
+		} \
+	} while (0)
+
+/* splitmix64 */
+static uint64 rng_state;
+
+static uint64
+rnd(void)
+{
+	uint64		z = (rng_state += UINT64CONST(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static uint32
+rnd_below(uint32 n)
+{
+	return (uint32) (rnd() % n);
+}
+
+static double
+rnd_unit(void)
+{
+	return (rnd() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ----------------------------------------------------------------
+ * Block codec
+ * ----------------------------------------------------------------
+ */
+static void
+test_codec(void)
+{
+	char		buf[SPM_BLOCK_MAX_BYTES + 64];
+	uint32		docs[SPM_BLOCK_POSTINGS];
+	float		w[SPM_BLOCK_POSTINGS];
+	uint32		d2[SPM_BLOCK_POSTINGS];
+	float		w2[SPM_BLOCK_POSTINGS];
+
+	for (int iter = 0; iter < 20000; iter++)
+	{
+		int			count = 1 + rnd_below(SPM_BLOCK_POSTINGS);
+		int			gapkind = rnd_below(4);
+		uint32		d = rnd_below(1000);
+		int			size;
+		bool		ok;
+
+		for (int i = 0; i < count; i++)
+		{
+			uint32		gap;
+
+			if (i > 0)
+			{
+				switch (gapkind)
+				{
+					case 0:
+						gap = 1;
+						break;
+					case 1:
+						gap = 1 + rnd_below(200);
+						break;
+					case 2:
+						gap = 1 + rnd_below(1 << 20);
+						break;
+					default:
+						gap = 1 + rnd_below((PG_UINT32_MAX - d) / (count - i + 1) + 1);
+						break;
+				}
+				d += gap;
+			}
+			docs[i] = d;
+			w[i] = (float) ((rnd_unit() - 0.3) * 10.0);
+		}
+		size = spm_block_encode(docs, w, count, buf);
+		CHECK(size % 4 == 0 && size <= (int) SPM_BLOCK_MAX_BYTES, "size %d", size);
+		CHECK(spm_block_size(buf, size) == size, "block size");
+		ok = spm_block_decode(buf, size, count, docs[count - 1], d2, w2);
+		CHECK(ok, "decode");
+		for (int i = 0; ok && i < count; i++)
+			CHECK(d2[i] == docs[i] && memcmp(&w2[i], &w[i], sizeof(float)) == 0,
+				  "posting %d differs", i);
+		/* inconsistencies are reported, not trusted */
+		CHECK(!spm_block_decode(buf, size - 1, count, docs[count - 1], d2, w2),
+			  "truncated block accepted");
+		CHECK(!spm_block_decode(buf, size, count, docs[count - 1] + 1, d2, w2),
+			  "wrong last docid accepted");
+		if (count > 1)
+			CHECK(!spm_block_decode(buf, size, count - 1, docs[count - 1], d2, w2),
+				  "wrong count accepted");
+	}
+	/* a dense block (one-byte deltas) with a zero or a high-bit delta */
+	{
+		int			size;
+
+		for (int i = 0; i < 100; i++)
+		{
+			docs[i] = 1000 + 2 * i;
+			w[i] = 1.0f;
+		}
+		size = spm_block_encode(docs, w, 100, buf);
+		CHECK(spm_block_decode(buf, size, 100, docs[99], d2, w2), "dense block");
+		buf[sizeof(SpmBlockHeader) + 5] = 0;
+		CHECK(!spm_block_decode(buf, size, 100, docs[99] - 2, d2, w2), "zero delta accepted");
+		buf[sizeof(SpmBlockHeader) + 5] = (char) 0x82;
+		CHECK(!spm_block_decode(buf, size, 100, docs[99] + 128, d2, w2), "high-bit delta accepted");
+	}
+	/* a header with absurd fields */
+	memset(buf, 0xFF, sizeof(buf));
+	CHECK(spm_block_size(buf, sizeof(buf)) == -1, "garbage header accepted");
+}
+
+/* ----------------------------------------------------------------
+ * A segment in memory
+ * ----------------------------------------------------------------
+ */
+typedef struct TestDoc
+{
+	int			nnz;
+	int32	   *idx;
+	float	   *val;
+	bool		alive;
+} TestDoc;
+
+typedef struct TestTerm
+{
+	int			df;
+	uint32	   *docs;
+	float	   *w;
+	int			nblocks;
+	uint32	   *last;
+	float	   *bmax;
+	float	   *bmin;
+	uint8	   *count;
+	uint32	   *blkno;			/* index into blocks[] */
+	uint16	   *off;
+} TestTerm;
+
+typedef struct TestSeg
+{
+	uint64		docid_lo;
+	int			ndocs;
+	int			nterms;			/* vocabulary */
+	TestDoc    *docs;
+	TestTerm   *terms;
+	char	  **blocks;			/* encoded posting blocks */
+	int			nblk;
+	int			blkcap;
+} TestSeg;
+
+static const float tie_weights[] = {0.5f, 1.0f, 1.5f, 2.0f, -1.0f, 0.25f};
+
+static float
+random_weight(int style)
+{
+	switch (style)
+	{
+		case 0:					/* ties everywhere */
+			return tie_weights[rnd_below(lengthof(tie_weights))];
+		case 1:					/* positive, continuous */
+			return (float) (0.01 + 3.0 * rnd_unit());
+		default:				/* mixed sign */
+			{
+				float		v = (float) ((rnd_unit() - 0.35) * 4.0);
+
+				return v == 0.0f ? 1.0f : v;
+			}
+	}
+}
+
+static void
+build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
+			  uint64 docid_lo)
+{
+	int		   *pos;
+
+	memset(s, 0, sizeof(*s));
+	s->docid_lo = docid_lo;
+	s->ndocs = ndocs;
+	s->nterms = nterms;
+	s->docs = palloc0(sizeof(TestDoc) * ndocs);
+	s->terms = palloc0(sizeof(TestTerm) * nterms);
+
+	/* term t has probability p_t of appearing in a document (Zipf-ish) */
+	for (int d = 0; d < ndocs; d++)
+	{
+		TestDoc    *doc = &s->docs[d];
+
+		doc->idx = palloc(sizeof(int32) * nterms);
+		doc->val = palloc(sizeof(float) * nterms);
+		doc->alive = rnd_unit() >= deadfrac;
+		if (rnd_below(20) == 0)
+			continue;			/* empty document */
+		for (int t = 0; t < nterms; t++)
+		{
+			double		p = 0.5 / (1.0 + t * 0.7);
+
+			if (rnd_unit() < p)
+			{
+				doc->idx[doc->nnz] = t;
+				doc->val[doc->nnz] = random_weight(style);
+				doc->nnz++;
+				s->terms[t].df++;
+			}
+		}
+	}
+
+	/* posting lists */
+	pos = palloc0(sizeof(int) * nterms);
+	for (int t = 0; t < nterms; t++)
+	{
+		s->terms[t].docs = palloc(sizeof(uint32) * (s->terms[t].df + 1));
+		s->terms[t].w = palloc(sizeof(float) * (s->terms[t].df + 1));
+	}
+	for (int d = 0; d < ndocs; d++)
+	{
+		TestDoc    *doc = &s->docs[d];
+
+		for (int i = 0; i < doc->nnz; i++)
+		{
+			TestTerm   *tt = &s->terms[doc->idx[i]];
+
+			tt->docs[pos[doc->idx[i]]] = d;
+			tt->w[pos[doc->idx[i]]] = doc->val[i];
+			pos[doc->idx[i]]++;
+		}
+	}
+
+	/* blocks */
+	s->blkcap = 1024;
+	s->blocks = palloc(sizeof(char *) * s->blkcap);
+	for (int t = 0; t < nterms; t++)
+	{
+		TestTerm   *tt = &s->terms[t];
+		int			nb = (tt->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+
+		tt->nblocks = nb;
+		tt->last = palloc(sizeof(uint32) * (nb + 1));
+		tt->bmax = palloc(sizeof(float) * (nb + 1));
+		tt->bmin = palloc(sizeof(float) * (nb + 1));
+		tt->count = palloc(sizeof(uint8) * (nb + 1));
+		tt->blkno = palloc(sizeof(uint32) * (nb + 1));
+		tt->off = palloc0(sizeof(uint16) * (nb + 1));
+		for (int b = 0; b < nb; b++)
+		{
+			int			first = b * SPM_BLOCK_POSTINGS;
+			int			n = Min(SPM_BLOCK_POSTINGS, tt->df - first);
+			char	   *enc = palloc(SPM_BLOCK_MAX_BYTES);
+
+			spm_block_encode(tt->docs + first, tt->w + first, n, enc);
+			tt->last[b] = tt->docs[first + n - 1];
+			tt->count[b] = n;
+			tt->bmax[b] = tt->bmin[b] = tt->w[first];
+			for (int i = 1; i < n; i++)
+			{
+				tt->bmax[b] = Max(tt->bmax[b], tt->w[first + i]);
+				tt->bmin[b] = Min(tt->bmin[b], tt->w[first + i]);
+			}
+			if (s->nblk == s->blkcap)
+			{
+				s->blkcap *= 2;
+				s->blocks = repalloc(s->blocks, sizeof(char *) * s->blkcap);
+			}
+			tt->blkno[b] = s->nblk;
+			s->blocks[s->nblk++] = enc;
+		}
+	}
+	pfree(pos);
+}
+
+static void
+free_segment(TestSeg *s)
+{
+	for (int d = 0; d < s->ndocs; d++)
+	{
+		pfree(s->docs[d].idx);
+		pfree(s->docs[d].val);
+	}
+	for (int t = 0; t < s->nterms; t++)
+	{
+		TestTerm   *tt = &s->terms[t];
+
+		pfree(tt->docs);
+		pfree(tt->w);
+		pfree(tt->last);
+		pfree(tt->bmax);
+		pfree(tt->bmin);
+		pfree(tt->count);
+		pfree(tt->blkno);
+		pfree(tt->off);
+	}
+	for (int b = 0; b < s->nblk; b++)
+		pfree(s->blocks[b]);
+	pfree(s->blocks);
+	pfree(s->docs);
+	pfree(s->terms);
+}
+
+static void
+read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+		   uint32 *docids, float *weights)
+{
+	TestSeg    *s = arg;
+	bool		ok;
+
+	ok = spm_block_decode(s->blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
+						  c->count[b], c->last[b], docids, weights);
+	if (!ok)
+	{
+		fprintf(stderr, "corrupt block\n");
+		abort();
+	}
+}
+
+static bool
+is_alive(void *arg, uint32 local)
+{
+	TestSeg    *s = arg;
+
+	return s->docs[local].alive;
+}
+
+/* a query: ascending term ids */
+typedef struct TestQuery
+{
+	int			n;
+	int32		idx[64];
+	float		val[64];
+} TestQuery;
+
+static void
+random_query(TestQuery *q, int nterms, int style, bool negative)
+{
+	q->n = 0;
+	for (int t = 0; t < nterms + 5 && q->n < 64; t++)
+	{
+		if (rnd_below(3) == 0)
+		{
+			float		v;
+
+			if (style == 0)
+				v = tie_weights[rnd_below(4)];
+			else
+				v = (float) exp((rnd_unit() - 0.5) * 2.4);
+			if (negative && rnd_below(4) == 0)
+				v = -v;
+			q->idx[q->n] = t;	/* t >= nterms: absent from the segment */
+			q->val[q->n] = v;
+			q->n++;
+		}
+	}
+}
+
+/* cursors for the query terms present in s */
+static int
+make_cursors(TestSeg *s, TestQuery *q, SpmTermCursor *cur, double **bubs)
+{
+	int			n = 0;
+
+	for (int i = 0; i < q->n; i++)
+	{
+		TestTerm   *tt;
+		SpmTermCursor *c;
+		double	   *bub;
+		double		qv = q->val[i];
+		double		amax = 0.0;
+
+		if (q->idx[i] >= s->nterms || s->terms[q->idx[i]].df == 0)
+			continue;
+		tt = &s->terms[q->idx[i]];
+		c = &cur[n];
+		memset(c, 0, sizeof(*c));
+		bub = palloc(sizeof(double) * (tt->nblocks + 1));
+		for (int b = 0; b < tt->nblocks; b++)
+		{
+			double		v = qv > 0 ? qv * tt->bmax[b] : qv * tt->bmin[b];
+
+			bub[b] = Max(v, 0.0);
+			amax = Max(amax, Max(fabs(tt->bmax[b]), fabs(tt->bmin[b])));
+		}
+		c->q = qv;
+		c->qabsmax = fabs(qv) * amax;
+		c->nblocks = tt->nblocks;
+		c->last = tt->last;
+		c->bub = bub;
+		c->blkno = tt->blkno;
+		c->off = tt->off;
+		c->count = tt->count;
+		bubs[n] = bub;
+		n++;
+	}
+	return n;
+}
+
+/* brute-force canonical score, through the operator's own function */
+static double
+brute_score(TestSeg *s, int d, TestQuery *q)
+{
+	return spv_dot(s->docs[d].idx, s->docs[d].val, s->docs[d].nnz,
+				   q->idx, q->val, q->n);
+}
+
+typedef struct Ref
+{
+	double		score;
+	uint64		docid;
+} Ref;
+
+static int
+ref_cmp(const void *a, const void *b)
+{
+	const Ref  *x = a;
+	const Ref  *y = b;
+
+	if (spm_hit_before(x->score, x->docid, y->score, y->docid))
+		return -1;
+	if (spm_hit_before(y->score, y->docid, x->score, x->docid))
+		return 1;
+	return 0;
+}
+
+/* every alive document of the segments with a score of the phase's sign */
+static int
+reference(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase, Ref *out)
+{
+	int			n = 0;
+
+	for (int k = 0; k < nseg; k++)
+	{
+		TestSeg    *s = segs[k];
+
+		for (int d = 0; d < s->ndocs; d++)
+		{
+			double		sc = brute_score(s, d, q);
+
+			if (!s->docs[d].alive)
+				continue;
+			if (phase == SPM_PHASE_POSITIVE ? sc > 0 : sc < 0)
+			{
+				out[n].score = sc;
+				out[n].docid = s->docid_lo + d;
+				n++;
+			}
+		}
+	}
+	qsort(out, n, sizeof(Ref), ref_cmp);
+	return n;
+}
+
+/*
+ * One round: top-k after `after` over the segments, with or without
+ * pruning.  Returns the number of hits, sorted, in hits[].
+ */
+static bool always_maxscore = false;
+
+static int
+run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
+		  bool exhaustive, const SpmAfter *after, int k, SpmHit *hits,
+		  SpmCounters *counters)
+{
+	SpmTopK		topk;
+
+	spm_topk_init(&topk, k, hits);
+	for (int i = 0; i < nseg; i++)
+	{
+		SpmTermCursor *cur = palloc(sizeof(SpmTermCursor) * 64);
+		double	   *bubs[64];
+		SpmTraverse t;
+
+		memset(&t, 0, sizeof(t));
+		t.nterms = make_cursors(segs[i], q, cur, bubs);
+		t.terms = cur;
+		t.docid_lo = segs[i]->docid_lo;
+		t.ndocs = segs[i]->ndocs;
+		t.exhaustive = exhaustive;
+		t.always_maxscore = always_maxscore;
+		t.phase = phase;
+		t.after = *after;
+		t.topk = &topk;
+		t.read_block = read_block;
+		t.is_alive = is_alive;
+		t.arg = segs[i];
+		t.counters = counters;
+		spm_traverse_begin(&t);
+		spm_traverse_topk(&t);
+		spm_traverse_end(&t);
+		for (int j = 0; j < t.nterms; j++)
+			pfree(bubs[j]);
+		pfree(cur);
+	}
+	spm_topk_sort(&topk);
+	return topk.n;
+}
+
+/*
+ * Deepen like the scan does: rounds of k, 2k, 4k ... each resuming after
+ * the last hit, until a round comes back short.  The concatenation must
+ * equal the reference exactly.
+ */
+static void
+check_stream(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
+			 bool exhaustive, int k0, const char *what)
+{
+	int			total = 0;
+
+	for (int k = 0; k < nseg; k++)
+		total += segs[k]->ndocs;
+
+	{
+		Ref		   *ref = palloc(sizeof(Ref) * (total + 1));
+		int			nref = reference(segs, nseg, q, phase, ref);
+		SpmAfter	after = {false, 0, 0};
+		int			got = 0;
+		int			k = k0;
+		SpmCounters counters;
+
+		memset(&counters, 0, sizeof(counters));
+		for (;;)
+		{
+			SpmHit	   *hits = palloc(sizeof(SpmHit) * k);
+			int			n = run_round(segs, nseg, q, phase, exhaustive, &after,
+									  k, hits, &counters);
+
+			for (int i = 0; i < n; i++)
+			{
+				CHECK(got + i < nref, "%s: extra hit", what);
+				if (got + i >= nref)
+					break;
+				CHECK(hits[i].docid == ref[got + i].docid &&
+					  hits[i].score == ref[got + i].score,
+					  "%s: hit %d is (%.17g, %llu), want (%.17g, %llu)", what,
+					  got + i, hits[i].score, (unsigned long long) hits[i].docid,
+					  ref[got + i].score, (unsigned long long) ref[got + i].docid);
+			}
+			got += n;
+			if (n > 0)
+			{
+				after.active = true;
+				after.score = hits[n - 1].score;
+				after.docid = hits[n - 1].docid;
+			}
+			pfree(hits);
+			if (n < k)
+				break;
+			k *= 2;
+		}
+		CHECK(got == nref, "%s: got %d hits, want %d", what, got, nref);
+		pfree(ref);
+	}
+}
+
+static void
+check_window_scores(TestSeg *s, TestQuery *q)
+{
+	SpmTermCursor *cur = palloc(sizeof(SpmTermCursor) * 64);
+	double	   *bubs[64];
+	double	   *acc = palloc(sizeof(double) * SPM_WINDOW);
+	SpmCounters counters;
+	SpmTraverse t;
+	SpmTopK		topk;
+	SpmHit		dummy;
+
+	memset(&counters, 0, sizeof(counters));
+	memset(&t, 0, sizeof(t));
+	spm_topk_init(&topk, 1, &dummy);
+	t.nterms = make_cursors(s, q, cur, bubs);
+	t.terms = cur;
+	t.docid_lo = s->docid_lo;
+	t.ndocs = s->ndocs;
+	t.exhaustive = true;
+	t.topk = &topk;
+	t.read_block = read_block;
+	t.arg = s;
+	t.counters = &counters;
+	spm_traverse_begin(&t);
+	/* uneven windows, some docids skipped between them */
+	for (uint32 a = rnd_below(50); a < (uint32) s->ndocs;)
+	{
+		uint32		len = 1 + rnd_below(SPM_WINDOW);
+		uint32		b = Min((uint32) s->ndocs, a + len);
+
+		spm_window_scores(&t, a, b, acc);
+		for (uint32 d = a; d < b; d++)
+		{
+			double		want = brute_score(s, d, q);
+
+			CHECK(acc[d - a] == want, "window score of %u: %.17g, want %.17g",
+				  d, acc[d - a], want);
+		}
+		a = b + rnd_below(3);
+	}
+	spm_traverse_end(&t);
+	for (int j = 0; j < t.nterms; j++)
+		pfree(bubs[j]);
+	pfree(cur);
+	pfree(acc);
+}
+
+static void
+test_traversal(void)
+{
+	static const int sizes[] = {1, 7, 300, 4096, 4097, 9000, 20000};
+
+	for (int si = 0; si < (int) lengthof(sizes); si++)
+	{
+		for (int style = 0; style < 3; style++)
+		{
+			TestSeg		seg;
+			TestSeg		seg2;
+			TestSeg    *one[1];
+			TestSeg    *two[2];
+			int			nterms = 5 + rnd_below(30);
+
+			build_segment(&seg, sizes[si], nterms, style, style == 1 ? 0.0 : 0.2, 0);
+			build_segment(&seg2, 1 + rnd_below(5000), nterms, style, 0.1,
+						  (uint64) sizes[si] + 17);
+			one[0] = &seg;
+			two[0] = &seg;
+			two[1] = &seg2;
+			for (int qi = 0; qi < 6; qi++)
+			{
+				TestQuery	q;
+				char		what[128];
+				bool		neg = style == 2 || qi % 3 == 0;
+				int			k0 = (int[]) {1, 3, 10, 100} [rnd_below(4)];
+
+				random_query(&q, nterms, style, neg);
+				snprintf(what, sizeof(what), "size %d style %d q%d k0 %d",
+						 sizes[si], style, qi, k0);
+				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, true, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				/* the MaxScore path in every window it applies to */
+				always_maxscore = true;
+				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				always_maxscore = false;
+				check_stream(one, 1, &q, SPM_PHASE_NEGATIVE, false, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_NEGATIVE, true, k0, what);
+				check_window_scores(&seg, &q);
+			}
+			free_segment(&seg);
+			free_segment(&seg2);
+		}
+	}
+}
+
+/*
+ * With a few dominant query terms, pruning must actually happen (the
+ * point of MaxScore), and still agree with the exhaustive answer.
+ */
+static void
+test_pruning_happens(void)
+{
+	TestSeg		seg;
+	TestSeg    *one[1];
+	TestQuery	q;
+	SpmHit		hits[10];
+	SpmAfter	after = {false, 0, 0};
+	SpmCounters c1;
+	SpmCounters c2;
+
+	build_segment(&seg, 50000, 40, 1, 0.0, 0);
+	one[0] = &seg;
+	q.n = 0;
+	for (int t = 0; t < 40; t++)
+	{
+		q.idx[q.n] = t;
+		q.val[q.n] = t >= 37 ? 5.0f : 0.001f;	/* rare terms dominate */
+		q.n++;
+	}
+	memset(&c1, 0, sizeof(c1));
+	memset(&c2, 0, sizeof(c2));
+	run_round(one, 1, &q, SPM_PHASE_POSITIVE, false, &after, 10, hits, &c1);
+	run_round(one, 1, &q, SPM_PHASE_POSITIVE, true, &after, 10, hits, &c2);
+	CHECK(c1.postings_decoded * 10 < c2.postings_decoded * 7,
+		  "maxscore decoded %lld postings, exhaustive %lld",
+		  (long long) c1.postings_decoded, (long long) c2.postings_decoded);
+	CHECK(c1.blocks_skipped > 0, "no block skipped");
+	printf("pruning: maxscore decoded %lld postings (%lld blocks skipped), exhaustive %lld\n",
+		   (long long) c1.postings_decoded, (long long) c1.blocks_skipped,
+		   (long long) c2.postings_decoded);
+	check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 10, "dominant terms");
+	free_segment(&seg);
+}
+
+static void
+test_topk_heap(void)
+{
+	SpmHit		store[50];
+	SpmTopK		topk;
+	Ref			all[1000];
+
+	for (int iter = 0; iter < 200; iter++)
+	{
+		int			k = 1 + rnd_below(50);
+		int			n = rnd_below(1000);
+
+		spm_topk_init(&topk, k, store);
+		for (int i = 0; i < n; i++)
+		{
+			all[i].score = (double) rnd_below(20);	/* many ties */
+			all[i].docid = rnd_below(1 << 30) * UINT64CONST(1000) + i;
+			spm_topk_push(&topk, all[i].score, all[i].docid, NULL);
+		}
+		qsort(all, n, sizeof(Ref), ref_cmp);
+		spm_topk_sort(&topk);
+		CHECK(topk.n == Min(k, n), "heap size");
+		for (int i = 0; i < topk.n; i++)
+			CHECK(store[i].score == all[i].score && store[i].docid == all[i].docid,
+				  "heap order at %d", i);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : 20261130;
+	printf("seed %llu\n", (unsigned long long) rng_state);
+	test_codec();
+	test_topk_heap();
+	test_traversal();
+	test_pruning_happens();
+	printf("%d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -67,6 +67,19 @@ pending_corrupt(Relation index, BlockNumber blkno)
 			 errhint("REINDEX the index.")));
 }
 
+/* the tuple at off of a pending page, checked to lie within pd_lower */
+static SpmPendingTuple
+tuple_at(Relation index, Page page, BlockNumber blkno, Size off, Size lower)
+{
+	SpmPendingTuple t = (SpmPendingTuple) ((char *) page + off);
+
+	if (off + sizeof(SpmPendingTupleData) > lower || t->nhere < 0 ||
+		t->nhere > SPM_CHUNK_ELEMS ||
+		off + SpmPendingTupleSize(t->nhere) > lower)
+		pending_corrupt(index, blkno);
+	return t;
+}
+
 /*
  * Walk the list from head (whose first document has docid docid_lo) and
  * show v every document with docid < docid_hi, in docid order; stop after
@@ -120,12 +133,7 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 
 		while (off < lower)
 		{
-			SpmPendingTuple t = (SpmPendingTuple) ((char *) page + off);
-
-			if (off + sizeof(SpmPendingTupleData) > lower || t->nhere < 0 ||
-				t->nhere > SPM_CHUNK_ELEMS ||
-				off + SpmPendingTupleSize(t->nhere) > lower)
-				pending_corrupt(index, blkno);
+			SpmPendingTuple t = tuple_at(index, page, blkno, off, lower);
 
 			if (!indoc)
 			{
@@ -623,12 +631,8 @@ spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 		lower = ((PageHeader) page)->pd_lower;
 		while (off < lower)
 		{
-			SpmPendingTuple t = (SpmPendingTuple) ((char *) page + off);
+			SpmPendingTuple t = tuple_at(index, page, blkno, off, lower);
 
-			if (off + sizeof(SpmPendingTupleData) > lower || t->nhere < 0 ||
-				t->nhere > SPM_CHUNK_ELEMS ||
-				off + SpmPendingTupleSize(t->nhere) > lower)
-				pending_corrupt(index, blkno);
 			if (!incont && !(t->flags & SPM_PT_DELETED) &&
 				callback(&t->tid, callback_state))
 				offs[n++] = (uint16) off;

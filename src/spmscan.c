@@ -788,7 +788,8 @@ start_scan(IndexScanDesc scan)
 	so->kmax = (int) Min((Size) work_mem * 1024 / (2 * sizeof(SpmHit)),
 						 (Size) (MaxAllocSize / sizeof(SpmHit)));
 	so->kmax = Max(so->kmax, 2);
-	if (so->k > so->kmax)
+	/* a first round too large for work_mem: sort instead (not for NULL) */
+	if (so->query != NULL && so->k > so->kmax)
 		so->state = SPM_SCAN_SORTED;
 	so->after.active = false;
 	so->pos = 0;

@@ -140,7 +140,9 @@ spmvalidate(Oid opclassoid)
 			continue;
 		}
 		if (oprform->amoppurpose != AMOP_ORDER ||
-			!OidIsValid(oprform->amopsortfamily))
+			!OidIsValid(oprform->amopsortfamily) ||
+			!opfamily_can_sort_type(oprform->amopsortfamily,
+									get_op_rettype(oprform->amopopr)))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -395,6 +395,10 @@ extern void SpmReadPostingBlock(Relation index, SpmSegment *seg,
 								BlockNumber blkno, int off, int count,
 								uint32 last, uint32 *docids, float *weights,
 								SpmPin *pin);
+extern void SpmAccumulatePostingBlock(Relation index, SpmSegment *seg,
+									  BlockNumber blkno, int off, int count,
+									  uint32 last, double q, double *acc,
+									  uint32 base, SpmPin *pin);
 extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
 									int *npages);
 

@@ -130,11 +130,11 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 		{
 			unsigned char delta = p[i - 1];
 
-			bad |= (unsigned char) ((delta - 1) & 0x80);	/* 0 or >= 0x80 */
+			bad |= (unsigned char) (delta - 1) | delta;	/* 0 or >= 0x80 */
 			d += delta;
 			docids[i] = d;
 		}
-		if (bad || d != last_docid)
+		if ((bad & 0x80) || d != last_docid)
 			return false;
 		memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
 			   count * sizeof(float));
@@ -168,4 +168,82 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 	memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
 		   count * sizeof(float));
 	return true;
+}
+
+/*
+ * Decode the block and add q * w of every posting to acc[docid - base]
+ * directly, for a block whose postings all lie in [base, base + mask]
+ * (mask + 1 = the accumulator's size, a power of two; the caller checked
+ * the range from the skip entry).  Same checks as spm_block_decode;
+ * returns false if anything is inconsistent, and then acc holds garbage
+ * (the caller raises an error).  Indexes are masked, so even corrupt data
+ * cannot write outside acc.
+ */
+bool
+spm_block_accumulate(const char *block, int avail, int count,
+					 uint32 last_docid, double q, double *acc, uint32 base,
+					 uint32 mask)
+{
+	SpmBlockHeader hdr;
+	const unsigned char *p;
+	const unsigned char *end;
+	const char *wp;
+	uint32		d;
+	float		w;
+	int			size;
+
+	size = spm_block_size(block, avail);
+	if (size < 0)
+		return false;
+	memcpy(&hdr, block, sizeof(hdr));
+	if (hdr.count != count || hdr.first_docid < base)
+		return false;
+
+	p = (const unsigned char *) block + sizeof(SpmBlockHeader);
+	end = p + hdr.nbytes_ids;
+	wp = block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids);
+	d = hdr.first_docid;
+	memcpy(&w, wp, sizeof(float));
+	acc[(d - base) & mask] += q * (double) w;
+
+	if (hdr.nbytes_ids == count - 1)
+	{
+		/* one byte per delta: the common case for dense terms */
+		unsigned char bad = 0;
+
+		for (int i = 1; i < count; i++)
+		{
+			unsigned char delta = p[i - 1];
+
+			bad |= (unsigned char) (delta - 1) | delta; /* 0 or >= 0x80 */
+			d += delta;
+			memcpy(&w, wp + i * sizeof(float), sizeof(float));
+			acc[(d - base) & mask] += q * (double) w;
+		}
+		return !(bad & 0x80) && d == last_docid;
+	}
+
+	for (int i = 1; i < count; i++)
+	{
+		uint32		delta;
+		int			shift;
+
+		if (p >= end)
+			return false;
+		delta = *p & 0x7F;
+		shift = 7;
+		while (*p++ & 0x80)
+		{
+			if (p >= end || shift > 28)
+				return false;
+			delta |= (uint32) (*p & 0x7F) << shift;
+			shift += 7;
+		}
+		if (delta == 0 || d > PG_UINT32_MAX - delta)
+			return false;
+		d += delta;
+		memcpy(&w, wp + i * sizeof(float), sizeof(float));
+		acc[(d - base) & mask] += q * (double) w;
+	}
+	return p == end && d == last_docid;
 }

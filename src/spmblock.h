@@ -40,5 +40,8 @@ extern int	spm_block_encode(const uint32 *docids, const float *weights,
 extern int	spm_block_size(const char *block, int avail);
 extern bool spm_block_decode(const char *block, int avail, int count,
 							 uint32 last_docid, uint32 *docids, float *weights);
+extern bool spm_block_accumulate(const char *block, int avail, int count,
+								 uint32 last_docid, double q, double *acc,
+								 uint32 base, uint32 mask);
 
 #endif							/* SPMBLOCK_H */

@@ -120,6 +120,17 @@ read_block(void *arg, int slot, const SpmTermCursor *c, int b,
 						c->last[b], docids, weights, &r->slots[slot]);
 }
 
+static void
+accumulate_block(void *arg, int slot, const SpmTermCursor *c, int b,
+				 double q, double *acc, uint32 base)
+{
+	SpmReader  *r = arg;
+
+	SpmAccumulatePostingBlock(r->index, r->seg, c->blkno[b], c->off[b],
+							  c->count[b], c->last[b], q, acc, base,
+							  &r->slots[slot]);
+}
+
 static bool
 is_alive(void *arg, uint32 local)
 {
@@ -213,6 +224,7 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	t->ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
 	t->exhaustive = so->exhaustive;
 	t->read_block = read_block;
+	t->accumulate_block = accumulate_block;
 	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
 	t->arg = r;
 	t->counters = &so->counters;

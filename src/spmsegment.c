@@ -576,19 +576,17 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
 }
 
 /*
- * Decode posting block b of term d into docids/weights.  pin keeps the
- * page pinned between calls (never locked); check says whether the page
- * must be checked (always on a hot standby, see README "Page recycling";
- * on the primary only when first pinned).
+ * Pin (keeping the pin between calls) and share-lock the posting page
+ * blkno; return the block at off and the bytes available from it.  The
+ * page is checked when first pinned, and on every call on a hot standby
+ * (README "Page recycling").
  */
-void
-SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
-					int off, int count, uint32 last, uint32 *docids,
-					float *weights, SpmPin *pin)
+static const char *
+lock_posting_block(Relation index, SpmSegment *seg, BlockNumber blkno,
+				   int off, int *avail, SpmPin *pin)
 {
 	Page		page;
 	int			lower;
-	bool		ok;
 	bool		fresh = false;
 
 	if (pin->buf != InvalidBuffer && pin->blkno != blkno)
@@ -604,16 +602,66 @@ SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
 	if (fresh || RecoveryInProgress())
 		SpmCheckPage(index, page, blkno, SPM_PAGE_POSTING, seg->segment_id);
 	lower = ((PageHeader) page)->pd_lower;
-	ok = off >= (int) MAXALIGN(SizeOfPageHeaderData) && off < lower &&
-		spm_block_decode((char *) page + off, lower - off, count, last,
-						 docids, weights);
+	if (off < (int) MAXALIGN(SizeOfPageHeaderData) || off >= lower)
+	{
+		*avail = 0;
+		return NULL;
+	}
+	*avail = lower - off;
+	return (const char *) page + off;
+}
+
+static void block_corrupt(Relation index, BlockNumber blkno, int off) pg_attribute_noreturn();
+
+static void
+block_corrupt(Relation index, BlockNumber blkno, int off)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" has a corrupted posting block at block %u offset %d",
+					RelationGetRelationName(index), blkno, off),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Decode the posting block at (blkno, off), described by its skip entry's
+ * count and last docid, into docids/weights.  pin keeps the page pinned
+ * between calls (never locked).
+ */
+void
+SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
+					int off, int count, uint32 last, uint32 *docids,
+					float *weights, SpmPin *pin)
+{
+	int			avail;
+	const char *block = lock_posting_block(index, seg, blkno, off, &avail, pin);
+	bool		ok = block &&
+		spm_block_decode(block, avail, count, last, docids, weights);
+
 	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
 	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("sparse_maxscore index \"%s\" has a corrupted posting block at block %u offset %d",
-						RelationGetRelationName(index), blkno, off),
-				 errhint("REINDEX the index.")));
+		block_corrupt(index, blkno, off);
+}
+
+/*
+ * Add q * w of every posting of the block to acc[docid - base]; the
+ * caller knows from the skip entries that the block's docids lie in
+ * [base, base + SPM_WINDOW).
+ */
+void
+SpmAccumulatePostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
+						  int off, int count, uint32 last, double q,
+						  double *acc, uint32 base, SpmPin *pin)
+{
+	int			avail;
+	const char *block = lock_posting_block(index, seg, blkno, off, &avail, pin);
+	bool		ok = block &&
+		spm_block_accumulate(block, avail, count, last, q, acc, base,
+							 SPM_WINDOW - 1);
+
+	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+	if (!ok)
+		block_corrupt(index, blkno, off);
 }
 
 /*

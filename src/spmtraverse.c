@@ -230,6 +230,14 @@ taat(SpmTraverse *t, SpmTermCursor *c, int slot, uint32 a, uint32 b,
 		int			n = c->count[j];
 		int			p;
 
+		/* a block the window holds whole: decode straight into acc */
+		if (!record && c->tdec != j && block_first(c, j) >= a && c->last[j] < b)
+		{
+			t->accumulate_block(t->arg, slot, c, j, q, acc, a);
+			note_decoded(t, c, j);
+			j++;
+			continue;
+		}
 		if (c->tdec != j)
 		{
 			if (c->tdocs == NULL)
@@ -412,7 +420,7 @@ spm_traverse_begin(SpmTraverse *t)
 	}
 	t->counters->blocks_skipped += blocks;
 	t->slack = absmass * (t->nterms + 8) * ldexp(1.0, -50);
-	t->acc = palloc(SPM_WINDOW * sizeof(double));
+	t->acc = palloc0(SPM_WINDOW * sizeof(double));
 	t->order = palloc(Max(t->nterms, 1) * sizeof(int));
 	t->next = 0;
 	t->wdocs = NULL;
@@ -420,6 +428,7 @@ spm_traverse_begin(SpmTraverse *t)
 	t->wcap = 0;
 	t->backoff = 0;
 	t->skip_ms = 0;
+	t->cand_rate = 1.0;
 }
 
 void
@@ -501,40 +510,77 @@ threshold(SpmTraverse *t)
 }
 
 /*
- * Should this window take the MaxScore path?  Skipping the non-essential
- * terms can save at most their postings, and each candidate pays for its
- * probes, so the path is taken only when the non-essential terms hold at
- * least half of the window's postings, and not while backing off after a
- * window where the probes cost more than they saved.  Otherwise every
- * present term is essential: plain term-at-a-time, whose sums are already
- * canonical.  Either way the result is exact; this only picks the cheaper
- * plan.
+ * After a term-at-a-time window: with the threshold reached by now, how
+ * many of its documents would have been MaxScore candidates?  A
+ * document's full score bounds its essential score from above when the
+ * non-essential contributions are not negative, which is close enough
+ * for a prediction of the next window (t->cand_rate).
  */
+static void
+predict_candidates(SpmTraverse *t, const double *acc, uint32 n, int npresent)
+{
+	double		theta = threshold(t);
+	double		noness = 0.0;
+	double		thr;
+	int			nne = 0;
+	int64		count = 0;
+
+	while (nne < npresent &&
+		   noness + t->terms[t->order[nne]].wub + t->slack < theta)
+		noness += t->terms[t->order[nne++]].wub;
+	if (nne == 0)
+		return;
+	thr = theta - noness - t->slack;
+	for (uint32 i = 0; i < n; i++)
+		count += acc[i] >= thr;
+	t->cand_rate = (double) count / n;
+}
+
+/*
+ * Should this window take the MaxScore path?  Skipping the non-essential
+ * terms saves at most their postings (pn), and every candidate -- a
+ * document whose essential score plus the non-essential bounds reaches
+ * theta -- pays for probes.  So the path is taken only when the
+ * non-essential terms hold at least half of the window's postings and the
+ * expected probes (candidates, predicted from the previous window, times
+ * the probes a candidate needs before the remaining bounds stop mattering,
+ * estimated as one plus the non-essential terms carrying at least a tenth
+ * of their total bound) cost well under pn; topk_window does not even ask
+ * while backing off after a window where the probes cost more than they
+ * saved.  Otherwise every present term is essential: plain
+ * term-at-a-time, whose sums are already canonical.  Either way the
+ * result is exact; this only picks the cheaper plan.
+ */
+#define SPM_PROBE_COST		8	/* a probe costs about this many postings */
+
 static bool
-use_maxscore(SpmTraverse *t, int nne, int npresent)
+use_maxscore(SpmTraverse *t, int nne, int npresent, uint32 ndocs,
+			 double noness)
 {
 	int64		pn = 0;
 	int64		pall = 0;
+	int			heavy = 0;
 
 	if (nne == 0)
 		return false;
 	if (t->always_maxscore)
 		return true;
-	if (t->skip_ms > 0)
-	{
-		t->skip_ms--;
-		return false;
-	}
 	for (int k = 0; k < npresent; k++)
 	{
 		SpmTermCursor *c = &t->terms[t->order[k]];
 
 		pall += c->wpost;
 		if (!c->essential)
+		{
 			pn += c->wpost;
+			/* probing stops once the remaining bounds cannot matter */
+			if (c->wub >= 0.1 * noness)
+				heavy++;
+		}
 	}
 	t->window_pn = pn;
-	return pn * 2 >= pall;
+	return pn * 2 >= pall &&
+		t->cand_rate * ndocs * (1 + heavy) * SPM_PROBE_COST <= (double) pn;
 }
 
 static void
@@ -555,8 +601,11 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 	 * Pruning applies to the positive phase only: in the negative phase the
 	 * threshold is below zero and no bound (all >= 0) can fall under it.
 	 */
-	if (t->exhaustive || t->phase != SPM_PHASE_POSITIVE)
+	if (t->exhaustive || t->phase != SPM_PHASE_POSITIVE || t->skip_ms > 0)
 	{
+		/* no pruning here (or backing off from MaxScore: see use_maxscore) */
+		if (t->skip_ms > 0)
+			t->skip_ms--;
 		for (int i = 0; i < t->nterms; i++)
 			t->terms[i].essential = true;
 	}
@@ -600,7 +649,7 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 			t->terms[order[nne]].essential = false;
 			nne++;
 		}
-		maxscore = use_maxscore(t, nne, npresent);
+		maxscore = use_maxscore(t, nne, npresent, b - a, noness);
 		if (!maxscore)
 		{
 			for (int k = 0; k < nne; k++)
@@ -609,7 +658,7 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 		}
 	}
 
-	memset(acc, 0, (b - a) * sizeof(double));
+	/* acc is all zeros here: the loops below clear what they read */
 	if (maxscore)
 		reserve_window_buffers(t);
 	for (int i = 0; i < t->nterms; i++)
@@ -622,27 +671,55 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 
 	if (!maxscore)
 	{
+		uint32		n = b - a;
+		uint32		i = 0;
 		int64		scored = 0;
 
-		/* canonical scores: offer every document that can qualify */
-		for (uint32 d = a; d < b; d++)
+		/*
+		 * Canonical scores: offer every document that can qualify.  Most
+		 * windows hold only a few, so test eight at a time first.
+		 */
+		for (; i + 8 <= n; i += 8)
 		{
-			double		s = acc[d - a];
+			double	   *x = acc + i;
 
-			scored += (s != 0.0);
-			if (s >= theta && s != 0.0)
+			scored += (x[0] != 0.0) + (x[1] != 0.0) + (x[2] != 0.0) +
+				(x[3] != 0.0) + (x[4] != 0.0) + (x[5] != 0.0) +
+				(x[6] != 0.0) + (x[7] != 0.0);
+			if ((x[0] >= theta) | (x[1] >= theta) | (x[2] >= theta) |
+				(x[3] >= theta) | (x[4] >= theta) | (x[5] >= theta) |
+				(x[6] >= theta) | (x[7] >= theta))
 			{
-				consider(t, d, s);
+				for (int j = 0; j < 8; j++)
+				{
+					if (x[j] >= theta && x[j] != 0.0)
+					{
+						consider(t, a + i + j, x[j]);
+						theta = threshold(t);
+					}
+				}
+			}
+		}
+		for (; i < n; i++)
+		{
+			scored += (acc[i] != 0.0);
+			if (acc[i] >= theta && acc[i] != 0.0)
+			{
+				consider(t, a + i, acc[i]);
 				theta = threshold(t);
 			}
 		}
 		t->counters->candidates += scored;
+		if (npresent > 0)
+			predict_candidates(t, acc, n, npresent);
+		memset(acc, 0, n * sizeof(double));
 		return;
 	}
 
 	{
 		int64		decoded_before = t->counters->postings_decoded;
 		int64		probes = 0;
+		int64		ncand = 0;
 
 		for (uint32 d = a; d < b; d++)
 		{
@@ -650,8 +727,10 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 			double		rest = noness;
 			bool		pruned = false;
 
+			acc[d - a] = 0.0;
 			if (partial + rest + slack < theta)
 				continue;
+			ncand++;
 
 			/* probe non-essential terms, largest bound first */
 			for (int k = nne - 1; k >= 0; k--)
@@ -697,7 +776,9 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 		 * decoding the non-essential postings would have; a probe counts as
 		 * a few postings' worth of work.
 		 */
-		if (t->counters->postings_decoded - decoded_before + probes * 4 > t->window_pn)
+		t->cand_rate = (double) ncand / (b - a);
+		if (t->counters->postings_decoded - decoded_before +
+			probes * SPM_PROBE_COST > t->window_pn)
 		{
 			t->backoff = t->backoff ? Min(t->backoff * 2, 64) : 2;
 			t->skip_ms = t->backoff;

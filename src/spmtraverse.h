@@ -25,7 +25,7 @@
 #include "spmblock.h"
 
 /* docids per window of the term-at-a-time kernel (a power of two) */
-#define SPM_WINDOW			4096
+#define SPM_WINDOW			16384
 
 /* ----------------------------------------------------------------
  * Top-k heap ordered by (score desc, docid asc)
@@ -164,6 +164,15 @@ typedef void (*SpmReadBlock) (void *arg, int slot, const SpmTermCursor *c,
 							  int b, uint32 *docids, float *weights);
 typedef bool (*SpmIsAlive) (void *arg, uint32 local);
 
+/*
+ * Add q * w of every posting of block b to acc[docid - base]; the caller
+ * guarantees the block's docids lie in [base, base + SPM_WINDOW).  Raises
+ * an error on corruption.  Saves storing docids for blocks a window
+ * holds whole.
+ */
+typedef void (*SpmAccumulateBlock) (void *arg, int slot, const SpmTermCursor *c,
+									int b, double q, double *acc, uint32 base);
+
 typedef struct SpmTraverse
 {
 	/* query terms present in the segment, in ascending term order */
@@ -179,6 +188,7 @@ typedef struct SpmTraverse
 	SpmTopK    *topk;
 
 	SpmReadBlock read_block;
+	SpmAccumulateBlock accumulate_block;
 	SpmIsAlive	is_alive;		/* NULL when every docid is alive */
 	void	   *arg;
 
@@ -195,6 +205,7 @@ typedef struct SpmTraverse
 	int64		window_pn;		/* non-essential postings of the window */
 	int			backoff;		/* MaxScore back-off, in windows */
 	int			skip_ms;		/* windows left before MaxScore is retried */
+	double		cand_rate;		/* candidates per document, last window */
 } SpmTraverse;
 
 extern void spm_traverse_begin(SpmTraverse *t);

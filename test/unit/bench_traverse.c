@@ -1,0 +1,339 @@
+/*
+ * bench_traverse.c: time the traversal kernel outside the server.
+ *
+ *	 bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES] [exhaustive|maxscore]
+ *
+ * Reads a corpus and queries in bench/gen's COPY format (id<TAB>sparsevec
+ * text), builds one segment in memory with the real block codec, and runs
+ * every query through spm_traverse_topk (top K, default 10) with the
+ * exhaustive kernel and with MaxScore, checking that both return the same
+ * hits and printing the mean time per query and the counters.  No buffer
+ * manager is involved, so this measures the kernel alone: decoding,
+ * accumulation, bounds and the heap.  Build: make -C test/unit bench.
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sparsevec.h"
+#include "spmblock.h"
+#include "spmtraverse.h"
+
+typedef struct Term
+{
+	uint32	   *docs;
+	float	   *w;
+	int			df;
+	int			cap;
+	/* blocks */
+	int			nblocks;
+	uint32	   *last;
+	float	   *bmax;
+	float	   *bmin;
+	uint8	   *count;
+	uint32	   *blkno;
+	uint16	   *off;
+	float		amax;
+} Term;
+
+typedef struct Query
+{
+	int			n;
+	int32	   *idx;
+	float	   *val;
+} Query;
+
+static Term *terms;
+static int	nterms_vocab;
+static char **blocks;
+static int	nblocks_total;
+
+/* parse "{i:v,...}/dim"; returns nnz, fills idx (0-based) and val */
+static int
+parse_vec(const char *s, int32 *idx, float *val, int *dim)
+{
+	int			n = 0;
+	const char *p = strchr(s, '{') + 1;
+
+	while (*p && *p != '}')
+	{
+		char	   *end;
+		long		i = strtol(p, &end, 10);
+
+		p = end + 1;			/* ':' */
+		val[n] = strtof(p, &end);
+		idx[n] = (int32) (i - 1);
+		n++;
+		p = end;
+		if (*p == ',')
+			p++;
+	}
+	*dim = atoi(strchr(p, '/') + 1);
+	return n;
+}
+
+static void
+read_docs(const char *path, int *ndocs)
+{
+	FILE	   *f = fopen(path, "r");
+	char	   *line = NULL;
+	size_t		cap = 0;
+	int32	   *idx = malloc(100000 * sizeof(int32));
+	float	   *val = malloc(100000 * sizeof(float));
+	int			d = 0;
+	int			dim;
+
+	if (!f)
+	{
+		perror(path);
+		exit(1);
+	}
+	while (getline(&line, &cap, f) > 0)
+	{
+		int			n = parse_vec(line, idx, val, &dim);
+
+		if (terms == NULL)
+		{
+			nterms_vocab = dim;
+			terms = calloc(dim, sizeof(Term));
+		}
+		for (int i = 0; i < n; i++)
+		{
+			Term	   *t = &terms[idx[i]];
+
+			if (t->df == t->cap)
+			{
+				t->cap = t->cap ? 2 * t->cap : 16;
+				t->docs = realloc(t->docs, t->cap * sizeof(uint32));
+				t->w = realloc(t->w, t->cap * sizeof(float));
+			}
+			t->docs[t->df] = d;
+			t->w[t->df] = val[i];
+			t->df++;
+		}
+		d++;
+	}
+	*ndocs = d;
+	fclose(f);
+	free(line);
+}
+
+static void
+encode_all(void)
+{
+	int			cap = 1024;
+
+	blocks = malloc(cap * sizeof(char *));
+	for (int ti = 0; ti < nterms_vocab; ti++)
+	{
+		Term	   *t = &terms[ti];
+		int			nb = (t->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+
+		t->nblocks = nb;
+		t->last = malloc((nb + 1) * sizeof(uint32));
+		t->bmax = malloc((nb + 1) * sizeof(float));
+		t->bmin = malloc((nb + 1) * sizeof(float));
+		t->count = malloc(nb + 1);
+		t->blkno = malloc((nb + 1) * sizeof(uint32));
+		t->off = calloc(nb + 1, sizeof(uint16));
+		for (int b = 0; b < nb; b++)
+		{
+			int			first = b * SPM_BLOCK_POSTINGS;
+			int			n = Min(SPM_BLOCK_POSTINGS, t->df - first);
+			char	   *enc = malloc(SPM_BLOCK_MAX_BYTES);
+
+			spm_block_encode(t->docs + first, t->w + first, n, enc);
+			t->last[b] = t->docs[first + n - 1];
+			t->count[b] = n;
+			t->bmax[b] = t->bmin[b] = t->w[first];
+			for (int i = 1; i < n; i++)
+			{
+				t->bmax[b] = Max(t->bmax[b], t->w[first + i]);
+				t->bmin[b] = Min(t->bmin[b], t->w[first + i]);
+			}
+			t->amax = Max(t->amax, Max(fabsf(t->bmax[b]), fabsf(t->bmin[b])));
+			if (nblocks_total == cap)
+			{
+				cap *= 2;
+				blocks = realloc(blocks, cap * sizeof(char *));
+			}
+			t->blkno[b] = nblocks_total;
+			blocks[nblocks_total++] = enc;
+		}
+	}
+}
+
+static void
+read_block(void *arg, int slot, const SpmTermCursor *c, int b,
+		   uint32 *docids, float *weights)
+{
+	if (!spm_block_decode(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES, c->count[b],
+						  c->last[b], docids, weights))
+		abort();
+}
+
+static void
+accumulate_block(void *arg, int slot, const SpmTermCursor *c, int b,
+				 double q, double *acc, uint32 base)
+{
+	if (!spm_block_accumulate(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
+							  c->count[b], c->last[b], q, acc, base,
+							  SPM_WINDOW - 1))
+		abort();
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int
+run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
+	SpmCounters *counters)
+{
+	SpmTermCursor *cur = palloc0(Max(q->n, 1) * sizeof(SpmTermCursor));
+	double	  **bubs = palloc(Max(q->n, 1) * sizeof(double *));
+	SpmTopK		topk;
+	SpmTraverse t;
+	int			n = 0;
+
+	for (int i = 0; i < q->n; i++)
+	{
+		Term	   *tt = &terms[q->idx[i]];
+		double		qv = q->val[i];
+		double	   *bub;
+
+		if (tt->df == 0)
+			continue;
+		bub = palloc(tt->nblocks * sizeof(double));
+		for (int b = 0; b < tt->nblocks; b++)
+			bub[b] = Max(qv > 0 ? qv * tt->bmax[b] : qv * tt->bmin[b], 0.0);
+		cur[n].q = qv;
+		cur[n].qabsmax = fabs(qv) * tt->amax;
+		cur[n].nblocks = tt->nblocks;
+		cur[n].last = tt->last;
+		cur[n].bub = bub;
+		cur[n].blkno = tt->blkno;
+		cur[n].off = tt->off;
+		cur[n].count = tt->count;
+		bubs[n] = bub;
+		n++;
+	}
+	spm_topk_init(&topk, k, hits);
+	memset(&t, 0, sizeof(t));
+	t.terms = cur;
+	t.nterms = n;
+	t.ndocs = ndocs;
+	t.exhaustive = exhaustive;
+	t.phase = SPM_PHASE_POSITIVE;
+	t.topk = &topk;
+	t.read_block = read_block;
+	t.accumulate_block = accumulate_block;
+	t.counters = counters;
+	spm_traverse_begin(&t);
+	spm_traverse_topk(&t);
+	spm_traverse_end(&t);
+	spm_topk_sort(&topk);
+	for (int i = 0; i < n; i++)
+		pfree(bubs[i]);
+	pfree(bubs);
+	pfree(cur);
+	return topk.n;
+}
+
+int
+main(int argc, char **argv)
+{
+	int			ndocs;
+	int			k = argc > 3 ? atoi(argv[3]) : 10;
+	int			maxq = argc > 4 ? atoi(argv[4]) : 1000000;
+	FILE	   *f;
+	char	   *line = NULL;
+	size_t		cap = 0;
+	Query	   *qs = malloc(maxq * sizeof(Query));
+	int			nq = 0;
+	int32	   *idx = malloc(100000 * sizeof(int32));
+	float	   *val = malloc(100000 * sizeof(float));
+	SpmHit	   *h1 = malloc(k * sizeof(SpmHit));
+	SpmHit	   *h2 = malloc(k * sizeof(SpmHit));
+
+	if (argc < 3)
+	{
+		fprintf(stderr, "usage: bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES]\n");
+		return 2;
+	}
+	read_docs(argv[1], &ndocs);
+	encode_all();
+	f = fopen(argv[2], "r");
+	if (!f)
+	{
+		perror(argv[2]);
+		return 1;
+	}
+	while (nq < maxq && getline(&line, &cap, f) > 0)
+	{
+		int			dim;
+		int			n = parse_vec(line, idx, val, &dim);
+
+		qs[nq].n = n;
+		qs[nq].idx = malloc(Max(n, 1) * sizeof(int32));
+		qs[nq].val = malloc(Max(n, 1) * sizeof(float));
+		memcpy(qs[nq].idx, idx, n * sizeof(int32));
+		memcpy(qs[nq].val, val, n * sizeof(float));
+		nq++;
+	}
+	fclose(f);
+
+	for (int mode = 0; mode < 2; mode++)
+	{
+		SpmCounters c;
+		double		t0;
+		double		elapsed;
+
+		if (argc > 5 && strcmp(argv[5], mode == 0 ? "exhaustive" : "maxscore") != 0)
+			continue;
+
+		memset(&c, 0, sizeof(c));
+		t0 = now();
+		for (int i = 0; i < nq; i++)
+			run(&qs[i], ndocs, mode == 0, k, mode == 0 ? h1 : h2, &c);
+		elapsed = now() - t0;
+		printf("%-10s %d docs, %d queries, top %d: %.3f ms/query, postings decoded %.0f, blocks skipped %.0f, windows skipped %.1f, candidates %.0f per query\n",
+			   mode == 0 ? "exhaustive" : "maxscore", ndocs, nq, k,
+			   elapsed * 1000 / nq, (double) c.postings_decoded / nq,
+			   (double) c.blocks_skipped / nq, (double) c.windows_skipped / nq,
+			   (double) c.candidates / nq);
+	}
+
+	/* both must agree exactly */
+	for (int i = 0; argc <= 5 && i < nq; i++)
+	{
+		SpmCounters c;
+		int			n1 = run(&qs[i], ndocs, true, k, h1, &c);
+		int			n2 = run(&qs[i], ndocs, false, k, h2, &c);
+
+		if (n1 != n2)
+		{
+			printf("query %d: %d vs %d hits\n", i + 1, n1, n2);
+			return 1;
+		}
+		for (int j = 0; j < n1; j++)
+		{
+			if (h1[j].docid != h2[j].docid || h1[j].score != h2[j].score)
+			{
+				printf("query %d: hit %d differs\n", i + 1, j);
+				return 1;
+			}
+		}
+	}
+	if (argc <= 5)
+		printf("exhaustive and maxscore agree on all %d queries\n", nq);
+	return 0;
+}

@@ -15,6 +15,35 @@
 #include "spmblock.h"
 
 /*
+ * Read one varbyte delta at *pp (not past end) and add it to *d.  Returns
+ * false if the bytes are not a valid delta (empty, too long, zero, or
+ * overflowing the docid).
+ */
+static inline bool
+next_docid(const unsigned char **pp, const unsigned char *end, uint32 *d)
+{
+	const unsigned char *p = *pp;
+	uint32		delta;
+	int			shift = 7;
+
+	if (p >= end)
+		return false;
+	delta = *p & 0x7F;
+	while (*p++ & 0x80)
+	{
+		if (p >= end || shift > 28)
+			return false;
+		delta |= (uint32) (*p & 0x7F) << shift;
+		shift += 7;
+	}
+	if (delta == 0 || *d > PG_UINT32_MAX - delta)
+		return false;
+	*d += delta;
+	*pp = p;
+	return true;
+}
+
+/*
  * Encode count postings (docids strictly ascending) into out, which must
  * hold SPM_BLOCK_MAX_BYTES.  Returns the encoded size, a multiple of 4.
  */
@@ -143,23 +172,8 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 
 	for (int i = 1; i < count; i++)
 	{
-		uint32		delta;
-		int			shift;
-
-		if (p >= end)
+		if (!next_docid(&p, end, &d))
 			return false;
-		delta = *p & 0x7F;
-		shift = 7;
-		while (*p++ & 0x80)
-		{
-			if (p >= end || shift > 28)
-				return false;
-			delta |= (uint32) (*p & 0x7F) << shift;
-			shift += 7;
-		}
-		if (delta == 0 || d > PG_UINT32_MAX - delta)
-			return false;
-		d += delta;
 		docids[i] = d;
 	}
 	if (p != end || d != last_docid)
@@ -225,23 +239,8 @@ spm_block_accumulate(const char *block, int avail, int count,
 
 	for (int i = 1; i < count; i++)
 	{
-		uint32		delta;
-		int			shift;
-
-		if (p >= end)
+		if (!next_docid(&p, end, &d))
 			return false;
-		delta = *p & 0x7F;
-		shift = 7;
-		while (*p++ & 0x80)
-		{
-			if (p >= end || shift > 28)
-				return false;
-			delta |= (uint32) (*p & 0x7F) << shift;
-			shift += 7;
-		}
-		if (delta == 0 || d > PG_UINT32_MAX - delta)
-			return false;
-		d += delta;
 		memcpy(&w, wp + i * sizeof(float), sizeof(float));
 		acc[(d - base) & mask] += q * (double) w;
 	}

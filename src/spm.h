@@ -114,7 +114,7 @@ typedef struct SpmSegmentRef
 	uint32		nnull;			/* NULL rows in the range */
 	uint32		nholes;			/* of ndead, those written dead (no
 								 * postings: gaps kept for dense docids) */
-	uint32		unused;
+	float4		sum_df_squared; /* sum of df^2 over terms (planner) */
 } SpmSegmentRef;
 
 typedef struct SpmMetaPageData
@@ -144,7 +144,6 @@ typedef struct SpmMetaPageData
 
 	/* statistics for amcostestimate */
 	uint64		nterms_max;		/* largest dictionary of any segment */
-	double		sum_df_squared; /* sum over segments and terms of df^2 */
 
 	/*
 	 * Pages freed by flushes and merges, not yet in the free space map
@@ -345,7 +344,6 @@ extern void spm_writer_term_end(SpmWriter *w);
 extern void spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref);
 extern uint32 spm_writer_flags(SpmWriter *w);
 extern uint32 spm_writer_nterms(SpmWriter *w);
-extern double spm_writer_sum_df_squared(SpmWriter *w);
 extern void spm_writer_free(SpmWriter *w);
 extern void spm_writer_prefer_pages(SpmWriter *w, const BlockNumber *pages,
 									int n, bool any_xid);

@@ -198,7 +198,6 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 		meta->pending_docid_lo = st.ndocs;
 		meta->flags |= spm_writer_flags(st.writer);
 		meta->nterms_max = spm_writer_nterms(st.writer);
-		meta->sum_df_squared = spm_writer_sum_df_squared(st.writer);
 		MarkBufferDirty(buf);
 		UnlockReleaseBuffer(buf);
 	}

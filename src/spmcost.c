@@ -107,7 +107,12 @@ spmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	else
 	{
-		double		mean_df = npostings > 0 ? meta.sum_df_squared / npostings : 0;
+		double		sum_df2 = 0;
+		double		mean_df;
+
+		for (uint32 s = 0; s < meta.nsegments; s++)
+			sum_df2 += meta.segments[s].sum_df_squared;
+		mean_df = npostings > 0 ? sum_df2 / npostings : 0;
 
 		nterms = SPM_GENERIC_QUERY_TERMS;
 		postings = Min(npostings, nterms * mean_df);

@@ -347,7 +347,6 @@ flush_locked(Relation index, Size mem)
 			meta->segments[meta->nsegments++] = ref;
 			meta->flags |= spm_writer_flags(fs.writer);
 			meta->nterms_max = Max(meta->nterms_max, spm_writer_nterms(fs.writer));
-			meta->sum_df_squared += spm_writer_sum_df_squared(fs.writer);
 		}
 		meta->next_segment_id++;
 		meta->pending_head = next;
@@ -695,7 +694,6 @@ merge_segments(Relation index, int first, int last, const BlockNumber *pref,
 	if (w)
 	{
 		m->nterms_max = Max(m->nterms_max, spm_writer_nterms(w));
-		m->sum_df_squared += spm_writer_sum_df_squared(w);
 	}
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);

@@ -570,7 +570,7 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 			ref->ndead++;
 	}
 	ref->nholes = ref->ndead;
-	ref->unused = 0;
+	ref->sum_df_squared = (float4) w->sum_df_squared;
 	stream_finish(w, &head, InvalidBlockNumber);
 
 	pfree(words);
@@ -609,12 +609,6 @@ void
 spm_writer_extend_only(SpmWriter *w)
 {
 	w->extend_only = true;
-}
-
-double
-spm_writer_sum_df_squared(SpmWriter *w)
-{
-	return w->sum_df_squared;
 }
 
 /*

@@ -46,6 +46,8 @@
 /* tiered merging: this many adjacent segments of one size level merge */
 #define SPM_MERGE_FANIN		4
 #define SPM_LEVEL_BASE		16384.0 /* postings of a level-0 segment */
+/* the largest merge an inserting backend does (a few tenths of a second) */
+#define SPM_INLINE_MERGE_POSTINGS	(2 * 1024 * 1024)
 
 static void
 drain_scans(Relation index)
@@ -380,7 +382,7 @@ flush_locked(Relation index, Size mem)
  * Caller holds the structure lock.
  */
 static void
-merge_tiered_locked(Relation index)
+merge_tiered_locked(Relation index, bool vacuum)
 {
 	/* every merge removes at least SPM_MERGE_FANIN - 1 segments */
 	for (int guard = 0; guard < SPM_MAX_SEGMENTS; guard++)
@@ -389,6 +391,7 @@ merge_tiered_locked(Relation index)
 		int			last;
 		int			first;
 		int			level;
+		uint64		postings = 0;
 
 		SpmReadMeta(index, &meta);
 		if (meta.nsegments < SPM_MERGE_FANIN)
@@ -399,6 +402,16 @@ merge_tiered_locked(Relation index)
 		while (first > 0 && segment_level(&meta.segments[first - 1]) == level)
 			first--;
 		if (last - first + 1 < SPM_MERGE_FANIN)
+			return;
+		for (int i = first; i <= last; i++)
+			postings += meta.segments[i].npostings;
+
+		/*
+		 * An inserting backend merges only small runs, so that no INSERT
+		 * stalls for a large rewrite; larger runs wait for VACUUM (or for a
+		 * full segment list, see flush_locked).
+		 */
+		if (!vacuum && postings > SPM_INLINE_MERGE_POSTINGS)
 			return;
 		merge_segments(index, first, last, NULL, 0, false);
 	}
@@ -421,7 +434,7 @@ spm_flush(Relation index, bool wait, bool vacuum)
 	else if (!SpmConditionalLockStructure(index))
 		return 0;
 	n = flush_locked(index, (Size) (vacuum ? maintenance_work_mem : work_mem) * 1024);
-	merge_tiered_locked(index);
+	merge_tiered_locked(index, vacuum);
 	SpmUnlockStructure(index);
 	return n;
 }
@@ -1008,6 +1021,7 @@ spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
 
 	SpmLockStructure(index);
 	flush_locked(index, (Size) maintenance_work_mem * 1024);
+	merge_tiered_locked(index, true);
 	compact_locked(index, opts->compactSegments);
 	reclaim_locked(index, info->strategy, &free, &nfree, &nrecyclable);
 	SpmUnlockStructure(index);

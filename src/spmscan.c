@@ -201,37 +201,13 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	for (int i = 0; i < q->nnz; i++)
 	{
 		const SpmTermData *d;
-		SpmTermCursor *c;
-		double		qw = qv[i];
-		double	   *bub;
 
 		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
 		if (d == NULL)
 			continue;
-
-		/* block bounds of this query weight: q * max_w, or q * min_w */
-		bub = palloc(d->nblocks * sizeof(double));
-		if (qw > 0)
-		{
-			for (int b = 0; b < d->nblocks; b++)
-				bub[b] = Max(qw * d->max_w[b], 0.0);
-		}
-		else
-		{
-			for (int b = 0; b < d->nblocks; b++)
-				bub[b] = Max(qw * d->min_w[b], 0.0);
-		}
-
-		c = &cur[n++];
-		memset(c, 0, sizeof(SpmTermCursor));
-		c->q = qw;
-		c->qabsmax = fabs(qw) * Max(fabs(d->entry.max_w), fabs(d->entry.min_w));
-		c->nblocks = d->nblocks;
-		c->last = d->last;
-		c->bub = bub;
-		c->blkno = d->blkno;
-		c->off = d->off;
-		c->count = d->count;
+		spm_cursor_init(&cur[n++], qv[i], d->nblocks, d->last, d->max_w,
+						d->min_w, d->blkno, d->off, d->count,
+						palloc(d->nblocks * sizeof(double)));
 	}
 
 	memset(r, 0, sizeof(SpmReader));
@@ -468,7 +444,6 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 		SpmTraverse t;
 		SpmReader	r;
 		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
-		double	   *acc = palloc(SPM_WINDOW * sizeof(double));
 		SpmTopK		dummy;
 		SpmHit		one;
 
@@ -482,10 +457,11 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 		for (uint64 a = 0; a < t.ndocs; a += SPM_WINDOW)
 		{
 			uint32		b = (uint32) Min(a + SPM_WINDOW, t.ndocs);
+			const double *acc;
 
 			if (t.nterms == 0)
 				break;
-			spm_window_scores(&t, (uint32) a, b, acc);
+			acc = spm_window_scores(&t, (uint32) a, b);
 			for (uint32 d = (uint32) a; d < b; d++)
 			{
 				double		s = acc[d - a];
@@ -593,7 +569,6 @@ stream_batch(IndexScanDesc scan)
 	StreamState ss;
 	uint8	   *alive = palloc(SPM_BITMAP_BYTES);
 	uint8	   *nulls = palloc(SPM_BITMAP_BYTES);
-	double	   *acc = palloc(SPM_WINDOW * sizeof(double));
 	bool		done = true;
 
 	so->counters.rounds++;
@@ -628,9 +603,10 @@ stream_batch(IndexScanDesc scan)
 		while (local < ndocs)
 		{
 			uint32		b = Min(ndocs, local - local % SPM_WINDOW + SPM_WINDOW);
+			const double *acc = NULL;
 
 			if (so->state == SPM_SCAN_ZERO && t.nterms > 0)
-				spm_window_scores(&t, local, b, acc);
+				acc = spm_window_scores(&t, local, b);
 			for (uint32 d = local; d < b; d++)
 			{
 				uint32		bit = d % SPM_BITS_PER_PAGE;
@@ -649,7 +625,7 @@ stream_batch(IndexScanDesc scan)
 				isnull = (nulls[bit / 8] >> (bit % 8)) & 1;
 				if (so->state == SPM_SCAN_ZERO)
 				{
-					if (isnull || (t.nterms > 0 && acc[d - local] != 0.0))
+					if (isnull || (acc != NULL && acc[d - local] != 0.0))
 						continue;
 					stream_add(&ss, ref->docid_lo + d, 0.0, NULL);
 				}

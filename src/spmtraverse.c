@@ -389,6 +389,44 @@ consider(SpmTraverse *t, uint32 d, double s)
  */
 
 /*
+ * Set the caller's part of cursor c (see SpmTermCursor) for query weight q
+ * over a term whose block b holds weights in [min_w[b], max_w[b]]: the
+ * block bounds go into bub[0 .. nblocks), which must outlive the
+ * traversal.  The other arrays are referenced, not copied.
+ */
+void
+spm_cursor_init(SpmTermCursor *c, double q, int nblocks, const uint32 *last,
+				const float *max_w, const float *min_w, const uint32 *blkno,
+				const uint16 *off, const uint8 *count, double *bub)
+{
+	double		amax = 0.0;
+
+	/* a block's best contribution: q * max_w for q > 0, q * min_w for q < 0 */
+	if (q > 0)
+	{
+		for (int b = 0; b < nblocks; b++)
+			bub[b] = Max(q * max_w[b], 0.0);
+	}
+	else
+	{
+		for (int b = 0; b < nblocks; b++)
+			bub[b] = Max(q * min_w[b], 0.0);
+	}
+	for (int b = 0; b < nblocks; b++)
+		amax = Max(amax, Max(fabs(max_w[b]), fabs(min_w[b])));
+
+	memset(c, 0, sizeof(SpmTermCursor));
+	c->q = q;
+	c->qabsmax = fabs(q) * amax;
+	c->nblocks = nblocks;
+	c->last = last;
+	c->bub = bub;
+	c->blkno = blkno;
+	c->off = off;
+	c->count = count;
+}
+
+/*
  * Prepare t (terms, ndocs, callbacks and the rest already set) for
  * spm_traverse_topk or spm_window_scores.  Scratch memory comes from
  * CurrentMemoryContext.
@@ -799,19 +837,20 @@ spm_traverse_topk(SpmTraverse *t)
 }
 
 /*
- * Canonical scores of every local docid in [a, b) into acc[0 .. b-a):
- * exhaustive term-at-a-time over all terms in ascending term order, so
- * every entry equals spv_dot of the document and the query (0 for a
- * document without a query term).  b - a <= SPM_WINDOW; windows must
- * come in ascending order.
+ * Canonical scores of every local docid in [a, b), returned in t->acc[0 ..
+ * b-a) (valid until the next call): exhaustive term-at-a-time over all
+ * terms in ascending term order, so every entry equals spv_dot of the
+ * document and the query (0 for a document without a query term).  b - a
+ * <= SPM_WINDOW; windows must come in ascending order.
  */
-void
-spm_window_scores(SpmTraverse *t, uint32 a, uint32 b, double *acc)
+const double *
+spm_window_scores(SpmTraverse *t, uint32 a, uint32 b)
 {
 	Assert(b > a && b - a <= SPM_WINDOW && a >= t->next);
 	t->next = b;
 	t->counters->windows++;
-	memset(acc, 0, (b - a) * sizeof(double));
+	memset(t->acc, 0, (b - a) * sizeof(double));
 	for (int i = 0; i < t->nterms; i++)
-		taat(t, &t->terms[i], a, b, acc, false);
+		taat(t, &t->terms[i], a, b, t->acc, false);
+	return t->acc;
 }

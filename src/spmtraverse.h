@@ -195,7 +195,8 @@ typedef struct SpmTraverse
 
 	/* scratch, allocated by spm_traverse_begin */
 	double		slack;			/* pruning margin, see spm_traverse_begin */
-	double	   *acc;			/* [SPM_WINDOW] */
+	double	   *acc;			/* [SPM_WINDOW], all zeros between windows
+								 * of spm_traverse_topk */
 	int		   *order;			/* [nterms] */
 	uint32		next;			/* next window start (spm_window_scores) */
 	uint16	   *wdocs;			/* pool for the terms' window postings */
@@ -207,9 +208,14 @@ typedef struct SpmTraverse
 	double		cand_rate;		/* candidates per document, last window */
 } SpmTraverse;
 
+extern void spm_cursor_init(SpmTermCursor *c, double q, int nblocks,
+							const uint32 *last, const float *max_w,
+							const float *min_w, const uint32 *blkno,
+							const uint16 *off, const uint8 *count,
+							double *bub);
 extern void spm_traverse_begin(SpmTraverse *t);
 extern void spm_traverse_topk(SpmTraverse *t);
-extern void spm_window_scores(SpmTraverse *t, uint32 a, uint32 b, double *acc);
+extern const double *spm_window_scores(SpmTraverse *t, uint32 a, uint32 b);
 extern void spm_traverse_end(SpmTraverse *t);
 
 #endif							/* SPMTRAVERSE_H */

@@ -21,23 +21,7 @@
 #include "sparsevec.h"
 #include "spmblock.h"
 #include "spmtraverse.h"
-
-typedef struct Term
-{
-	uint32	   *docs;
-	float	   *w;
-	int			df;
-	int			cap;
-	/* blocks */
-	int			nblocks;
-	uint32	   *last;
-	float	   *bmax;
-	float	   *bmin;
-	uint8	   *count;
-	uint32	   *blkno;
-	uint16	   *off;
-	float		amax;
-} Term;
+#include "unitseg.h"
 
 typedef struct Query
 {
@@ -46,10 +30,10 @@ typedef struct Query
 	float	   *val;
 } Query;
 
-static Term *terms;
+static UnitTerm *terms;
+static int *term_cap;			/* room in terms[t].docs and .w */
 static int	nterms_vocab;
-static char **blocks;
-static int	nblocks_total;
+static UnitBlocks blocks;
 
 /* parse "{i:v,...}/dim"; returns nnz, fills idx (0-based) and val */
 static int
@@ -98,17 +82,19 @@ read_docs(const char *path, int *ndocs)
 		if (terms == NULL)
 		{
 			nterms_vocab = dim;
-			terms = calloc(dim, sizeof(Term));
+			terms = calloc(dim, sizeof(UnitTerm));
+			term_cap = calloc(dim, sizeof(int));
 		}
 		for (int i = 0; i < n; i++)
 		{
-			Term	   *t = &terms[idx[i]];
+			UnitTerm   *t = &terms[idx[i]];
+			int		   *cap = &term_cap[idx[i]];
 
-			if (t->df == t->cap)
+			if (t->df == *cap)
 			{
-				t->cap = t->cap ? 2 * t->cap : 16;
-				t->docs = realloc(t->docs, t->cap * sizeof(uint32));
-				t->w = realloc(t->w, t->cap * sizeof(float));
+				*cap = *cap ? 2 * *cap : 16;
+				t->docs = realloc(t->docs, *cap * sizeof(uint32));
+				t->w = realloc(t->w, *cap * sizeof(float));
 			}
 			t->docs[t->df] = d;
 			t->w[t->df] = val[i];
@@ -124,65 +110,22 @@ read_docs(const char *path, int *ndocs)
 static void
 encode_all(void)
 {
-	int			cap = 1024;
-
-	blocks = malloc(cap * sizeof(char *));
-	for (int ti = 0; ti < nterms_vocab; ti++)
-	{
-		Term	   *t = &terms[ti];
-		int			nb = (t->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
-
-		t->nblocks = nb;
-		t->last = malloc((nb + 1) * sizeof(uint32));
-		t->bmax = malloc((nb + 1) * sizeof(float));
-		t->bmin = malloc((nb + 1) * sizeof(float));
-		t->count = malloc(nb + 1);
-		t->blkno = malloc((nb + 1) * sizeof(uint32));
-		t->off = calloc(nb + 1, sizeof(uint16));
-		for (int b = 0; b < nb; b++)
-		{
-			int			first = b * SPM_BLOCK_POSTINGS;
-			int			n = Min(SPM_BLOCK_POSTINGS, t->df - first);
-			char	   *enc = malloc(SPM_BLOCK_MAX_BYTES);
-
-			spm_block_encode(t->docs + first, t->w + first, n, enc);
-			t->last[b] = t->docs[first + n - 1];
-			t->count[b] = n;
-			t->bmax[b] = t->bmin[b] = t->w[first];
-			for (int i = 1; i < n; i++)
-			{
-				t->bmax[b] = Max(t->bmax[b], t->w[first + i]);
-				t->bmin[b] = Min(t->bmin[b], t->w[first + i]);
-			}
-			t->amax = Max(t->amax, Max(fabsf(t->bmax[b]), fabsf(t->bmin[b])));
-			if (nblocks_total == cap)
-			{
-				cap *= 2;
-				blocks = realloc(blocks, cap * sizeof(char *));
-			}
-			t->blkno[b] = nblocks_total;
-			blocks[nblocks_total++] = enc;
-		}
-	}
+	for (int t = 0; t < nterms_vocab; t++)
+		unit_encode_term(&terms[t], &blocks);
 }
 
 static void
 read_block(void *arg, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
-	if (!spm_block_decode(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES, c->count[b],
-						  c->last[b], docids, weights))
-		abort();
+	unit_read_block(&blocks, c, b, docids, weights);
 }
 
 static void
 accumulate_block(void *arg, const SpmTermCursor *c, int b,
 				 double q, double *acc, uint32 base)
 {
-	if (!spm_block_accumulate(blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
-							  c->count[b], c->last[b], q, acc, base,
-							  SPM_WINDOW - 1))
-		abort();
+	unit_accumulate_block(&blocks, c, b, q, acc, base);
 }
 
 static double
@@ -206,24 +149,13 @@ run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 
 	for (int i = 0; i < q->n; i++)
 	{
-		Term	   *tt = &terms[q->idx[i]];
-		double		qv = q->val[i];
-		double	   *bub;
+		UnitTerm   *tt = &terms[q->idx[i]];
 
 		if (tt->df == 0)
 			continue;
-		bub = palloc(tt->nblocks * sizeof(double));
-		for (int b = 0; b < tt->nblocks; b++)
-			bub[b] = Max(qv > 0 ? qv * tt->bmax[b] : qv * tt->bmin[b], 0.0);
-		cur[n].q = qv;
-		cur[n].qabsmax = fabs(qv) * tt->amax;
-		cur[n].nblocks = tt->nblocks;
-		cur[n].last = tt->last;
-		cur[n].bub = bub;
-		cur[n].blkno = tt->blkno;
-		cur[n].off = tt->off;
-		cur[n].count = tt->count;
-		bubs[n] = bub;
+		bubs[n] = palloc(tt->nblocks * sizeof(double));
+		spm_cursor_init(&cur[n], q->val[i], tt->nblocks, tt->last, tt->bmax,
+						tt->bmin, tt->blkno, tt->off, tt->count, bubs[n]);
 		n++;
 	}
 	spm_topk_init(&topk, k, hits);

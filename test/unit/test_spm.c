@@ -17,6 +17,7 @@
 #include "sparsevec.h"
 #include "spmblock.h"
 #include "spmtraverse.h"
+#include "unitseg.h"
 
 static int	failures = 0;
 static int	checks = 0;
@@ -174,30 +175,14 @@ typedef struct TestDoc
 	bool		alive;
 } TestDoc;
 
-typedef struct TestTerm
-{
-	int			df;
-	uint32	   *docs;
-	float	   *w;
-	int			nblocks;
-	uint32	   *last;
-	float	   *bmax;
-	float	   *bmin;
-	uint8	   *count;
-	uint32	   *blkno;			/* index into blocks[] */
-	uint16	   *off;
-} TestTerm;
-
 typedef struct TestSeg
 {
 	uint64		docid_lo;
 	int			ndocs;
 	int			nterms;			/* vocabulary */
 	TestDoc    *docs;
-	TestTerm   *terms;
-	char	  **blocks;			/* encoded posting blocks */
-	int			nblk;
-	int			blkcap;
+	UnitTerm   *terms;
+	UnitBlocks	blocks;			/* encoded posting blocks */
 } TestSeg;
 
 static const float tie_weights[] = {0.5f, 1.0f, 1.5f, 2.0f, -1.0f, 0.25f};
@@ -231,7 +216,7 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 	s->ndocs = ndocs;
 	s->nterms = nterms;
 	s->docs = palloc0(sizeof(TestDoc) * ndocs);
-	s->terms = palloc0(sizeof(TestTerm) * nterms);
+	s->terms = palloc0(sizeof(UnitTerm) * nterms);
 
 	/* term t has probability p_t of appearing in a document (Zipf-ish) */
 	for (int d = 0; d < ndocs; d++)
@@ -270,7 +255,7 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 
 		for (int i = 0; i < doc->nnz; i++)
 		{
-			TestTerm   *tt = &s->terms[doc->idx[i]];
+			UnitTerm   *tt = &s->terms[doc->idx[i]];
 
 			tt->docs[pos[doc->idx[i]]] = d;
 			tt->w[pos[doc->idx[i]]] = doc->val[i];
@@ -278,45 +263,8 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 		}
 	}
 
-	/* blocks */
-	s->blkcap = 1024;
-	s->blocks = palloc(sizeof(char *) * s->blkcap);
 	for (int t = 0; t < nterms; t++)
-	{
-		TestTerm   *tt = &s->terms[t];
-		int			nb = (tt->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
-
-		tt->nblocks = nb;
-		tt->last = palloc(sizeof(uint32) * (nb + 1));
-		tt->bmax = palloc(sizeof(float) * (nb + 1));
-		tt->bmin = palloc(sizeof(float) * (nb + 1));
-		tt->count = palloc(sizeof(uint8) * (nb + 1));
-		tt->blkno = palloc(sizeof(uint32) * (nb + 1));
-		tt->off = palloc0(sizeof(uint16) * (nb + 1));
-		for (int b = 0; b < nb; b++)
-		{
-			int			first = b * SPM_BLOCK_POSTINGS;
-			int			n = Min(SPM_BLOCK_POSTINGS, tt->df - first);
-			char	   *enc = palloc(SPM_BLOCK_MAX_BYTES);
-
-			spm_block_encode(tt->docs + first, tt->w + first, n, enc);
-			tt->last[b] = tt->docs[first + n - 1];
-			tt->count[b] = n;
-			tt->bmax[b] = tt->bmin[b] = tt->w[first];
-			for (int i = 1; i < n; i++)
-			{
-				tt->bmax[b] = Max(tt->bmax[b], tt->w[first + i]);
-				tt->bmin[b] = Min(tt->bmin[b], tt->w[first + i]);
-			}
-			if (s->nblk == s->blkcap)
-			{
-				s->blkcap *= 2;
-				s->blocks = repalloc(s->blocks, sizeof(char *) * s->blkcap);
-			}
-			tt->blkno[b] = s->nblk;
-			s->blocks[s->nblk++] = enc;
-		}
-	}
+		unit_encode_term(&s->terms[t], &s->blocks);
 	pfree(pos);
 }
 
@@ -329,21 +277,8 @@ free_segment(TestSeg *s)
 		pfree(s->docs[d].val);
 	}
 	for (int t = 0; t < s->nterms; t++)
-	{
-		TestTerm   *tt = &s->terms[t];
-
-		pfree(tt->docs);
-		pfree(tt->w);
-		pfree(tt->last);
-		pfree(tt->bmax);
-		pfree(tt->bmin);
-		pfree(tt->count);
-		pfree(tt->blkno);
-		pfree(tt->off);
-	}
-	for (int b = 0; b < s->nblk; b++)
-		pfree(s->blocks[b]);
-	pfree(s->blocks);
+		unit_free_term(&s->terms[t]);
+	unit_free_blocks(&s->blocks);
 	pfree(s->docs);
 	pfree(s->terms);
 }
@@ -352,31 +287,14 @@ static void
 read_block(void *arg, const SpmTermCursor *c, int b,
 		   uint32 *docids, float *weights)
 {
-	TestSeg    *s = arg;
-	bool		ok;
-
-	ok = spm_block_decode(s->blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
-						  c->count[b], c->last[b], docids, weights);
-	if (!ok)
-	{
-		fprintf(stderr, "corrupt block\n");
-		abort();
-	}
+	unit_read_block(&((TestSeg *) arg)->blocks, c, b, docids, weights);
 }
 
 static void
 accumulate_block(void *arg, const SpmTermCursor *c, int b,
 				 double q, double *acc, uint32 base)
 {
-	TestSeg    *s = arg;
-
-	if (!spm_block_accumulate(s->blocks[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
-							  c->count[b], c->last[b], q, acc, base,
-							  SPM_WINDOW - 1))
-	{
-		fprintf(stderr, "corrupt block\n");
-		abort();
-	}
+	unit_accumulate_block(&((TestSeg *) arg)->blocks, c, b, q, acc, base);
 }
 
 static bool
@@ -426,34 +344,14 @@ make_cursors(TestSeg *s, TestQuery *q, SpmTermCursor *cur, double **bubs)
 
 	for (int i = 0; i < q->n; i++)
 	{
-		TestTerm   *tt;
-		SpmTermCursor *c;
-		double	   *bub;
-		double		qv = q->val[i];
-		double		amax = 0.0;
+		UnitTerm   *tt;
 
 		if (q->idx[i] >= s->nterms || s->terms[q->idx[i]].df == 0)
 			continue;
 		tt = &s->terms[q->idx[i]];
-		c = &cur[n];
-		memset(c, 0, sizeof(*c));
-		bub = palloc(sizeof(double) * (tt->nblocks + 1));
-		for (int b = 0; b < tt->nblocks; b++)
-		{
-			double		v = qv > 0 ? qv * tt->bmax[b] : qv * tt->bmin[b];
-
-			bub[b] = Max(v, 0.0);
-			amax = Max(amax, Max(fabs(tt->bmax[b]), fabs(tt->bmin[b])));
-		}
-		c->q = qv;
-		c->qabsmax = fabs(qv) * amax;
-		c->nblocks = tt->nblocks;
-		c->last = tt->last;
-		c->bub = bub;
-		c->blkno = tt->blkno;
-		c->off = tt->off;
-		c->count = tt->count;
-		bubs[n] = bub;
+		bubs[n] = palloc(sizeof(double) * (tt->nblocks + 1));
+		spm_cursor_init(&cur[n], q->val[i], tt->nblocks, tt->last, tt->bmax,
+						tt->bmin, tt->blkno, tt->off, tt->count, bubs[n]);
 		n++;
 	}
 	return n;
@@ -622,7 +520,6 @@ check_window_scores(TestSeg *s, TestQuery *q)
 {
 	SpmTermCursor *cur = palloc(sizeof(SpmTermCursor) * 64);
 	double	   *bubs[64];
-	double	   *acc = palloc(sizeof(double) * SPM_WINDOW);
 	SpmCounters counters;
 	SpmTraverse t;
 	SpmTopK		topk;
@@ -647,8 +544,8 @@ check_window_scores(TestSeg *s, TestQuery *q)
 	{
 		uint32		len = 1 + rnd_below(SPM_WINDOW);
 		uint32		b = Min((uint32) s->ndocs, a + len);
+		const double *acc = spm_window_scores(&t, a, b);
 
-		spm_window_scores(&t, a, b, acc);
 		for (uint32 d = a; d < b; d++)
 		{
 			double		want = brute_score(s, d, q);
@@ -662,7 +559,6 @@ check_window_scores(TestSeg *s, TestQuery *q)
 	for (int j = 0; j < t.nterms; j++)
 		pfree(bubs[j]);
 	pfree(cur);
-	pfree(acc);
 }
 
 static void

@@ -1,0 +1,97 @@
+/*
+ * unitseg.c: see unitseg.h.
+ */
+#include "postgres.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "unitseg.h"
+
+/* cut t's postings into blocks of SPM_BLOCK_POSTINGS, encoded into blocks */
+void
+unit_encode_term(UnitTerm *t, UnitBlocks *blocks)
+{
+	int			nb = (t->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+
+	t->nblocks = nb;
+	t->last = palloc(sizeof(uint32) * (nb + 1));
+	t->bmax = palloc(sizeof(float) * (nb + 1));
+	t->bmin = palloc(sizeof(float) * (nb + 1));
+	t->count = palloc(sizeof(uint8) * (nb + 1));
+	t->blkno = palloc(sizeof(uint32) * (nb + 1));
+	t->off = palloc0(sizeof(uint16) * (nb + 1));
+	for (int b = 0; b < nb; b++)
+	{
+		int			first = b * SPM_BLOCK_POSTINGS;
+		int			n = Min(SPM_BLOCK_POSTINGS, t->df - first);
+		char	   *enc = palloc(SPM_BLOCK_MAX_BYTES);
+
+		spm_block_encode(t->docs + first, t->w + first, n, enc);
+		t->last[b] = t->docs[first + n - 1];
+		t->count[b] = n;
+		t->bmax[b] = t->bmin[b] = t->w[first];
+		for (int i = 1; i < n; i++)
+		{
+			t->bmax[b] = Max(t->bmax[b], t->w[first + i]);
+			t->bmin[b] = Min(t->bmin[b], t->w[first + i]);
+		}
+		if (blocks->n == blocks->cap)
+		{
+			blocks->cap = blocks->cap ? 2 * blocks->cap : 1024;
+			blocks->enc = blocks->enc
+				? repalloc(blocks->enc, sizeof(char *) * blocks->cap)
+				: palloc(sizeof(char *) * blocks->cap);
+		}
+		t->blkno[b] = blocks->n;
+		blocks->enc[blocks->n++] = enc;
+	}
+}
+
+void
+unit_free_term(UnitTerm *t)
+{
+	pfree(t->docs);
+	pfree(t->w);
+	pfree(t->last);
+	pfree(t->bmax);
+	pfree(t->bmin);
+	pfree(t->count);
+	pfree(t->blkno);
+	pfree(t->off);
+}
+
+void
+unit_free_blocks(UnitBlocks *blocks)
+{
+	for (int b = 0; b < blocks->n; b++)
+		pfree(blocks->enc[b]);
+	if (blocks->enc)
+		pfree(blocks->enc);
+	memset(blocks, 0, sizeof(*blocks));
+}
+
+void
+unit_read_block(const UnitBlocks *blocks, const SpmTermCursor *c, int b,
+				uint32 *docids, float *weights)
+{
+	if (!spm_block_decode(blocks->enc[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
+						  c->count[b], c->last[b], docids, weights))
+	{
+		fprintf(stderr, "corrupt block\n");
+		abort();
+	}
+}
+
+void
+unit_accumulate_block(const UnitBlocks *blocks, const SpmTermCursor *c, int b,
+					  double q, double *acc, uint32 base)
+{
+	if (!spm_block_accumulate(blocks->enc[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
+							  c->count[b], c->last[b], q, acc, base,
+							  SPM_WINDOW - 1))
+	{
+		fprintf(stderr, "corrupt block\n");
+		abort();
+	}
+}

@@ -3,20 +3,7 @@
 -- sparsevec_from_jsonb(jsonb, dims).
 --
 
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-	detail text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		detail = PG_EXCEPTION_DETAIL;
-	RETURN state || ' ' || msg || CASE WHEN detail <> '' THEN ' | ' || detail ELSE '' END;
-END
-$$;
+\i test/sql/sparsevec_try.sql
 
 --
 -- to_sparsevec(indices integer[], vals real[], dims integer): 1-based

@@ -5,21 +5,7 @@
 -- {index:value,...}/dims with 1-based indices in any order.
 --
 
--- try(sql): 'ok', or the SQLSTATE, message and detail of the error
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-	detail text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		detail = PG_EXCEPTION_DETAIL;
-	RETURN state || ' ' || msg || CASE WHEN detail <> '' THEN ' | ' || detail ELSE '' END;
-END
-$$;
+\i test/sql/sparsevec_try.sql
 
 -- accepted: the canonical form prints back unchanged
 SELECT '{1:1.5,3:3.5}/5'::sparsevec;

@@ -6,18 +6,7 @@
 --
 SET extra_float_digits = 1;
 
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text;
-	msg text;
-BEGIN
-	EXECUTE sql;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ' ' || msg;
-END
-$$;
+\i test/sql/sparsevec_try.sql
 
 -- <#> is sparsevec_negative_inner_product(sparsevec, sparsevec), the name
 -- and signature the sparse_maxscore opclass refers to

@@ -99,6 +99,23 @@ RETURNS text LANGUAGE sql AS $$
 	SELECT msg FROM problems ORDER BY o, g, k LIMIT 1
 $$;
 
+-- The rows of query (columns g, id, d) as three arrays, in the order they
+-- came.
+CREATE FUNCTION spm_rows(query text, OUT g bigint[], OUT id bigint[], OUT d float8[])
+LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+BEGIN
+	g := '{}';
+	id := '{}';
+	d := '{}';
+	FOR r IN EXECUTE query LOOP
+		g := g || r.g::bigint;
+		id := id || r.id::bigint;
+		d := d || r.d::float8;
+	END LOOP;
+END $$;
+
 -- Run test_query with index scans forced (it must scan a sparse_maxscore
 -- index and must not sort), run ref_query with index scans disabled (it
 -- must not scan one), and compare.  Both return columns g, id, d.
@@ -106,13 +123,12 @@ $$;
 CREATE FUNCTION spm_compare(test_query text, ref_query text, lim bigint DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	r record;
-	tg bigint[] := '{}';
-	ti bigint[] := '{}';
-	td float8[] := '{}';
-	rg bigint[] := '{}';
-	ri bigint[] := '{}';
-	rd float8[] := '{}';
+	tg bigint[];
+	ti bigint[];
+	td float8[];
+	rg bigint[];
+	ri bigint[];
+	rd float8[];
 	old_seqscan text := current_setting('enable_seqscan');
 	old_indexscan text := current_setting('enable_indexscan');
 	msg text;
@@ -125,22 +141,14 @@ BEGIN
 	IF spm_plan_sorts(test_query) THEN
 		RETURN 'the query under test sorts';
 	END IF;
-	FOR r IN EXECUTE test_query LOOP
-		tg := tg || r.g::bigint;
-		ti := ti || r.id::bigint;
-		td := td || r.d::float8;
-	END LOOP;
+	SELECT * INTO tg, ti, td FROM spm_rows(test_query);
 
 	PERFORM set_config('enable_seqscan', 'on', true);
 	PERFORM set_config('enable_indexscan', 'off', true);
 	IF cardinality(spm_plan_indexes(ref_query)) > 0 THEN
 		RETURN 'the reference scans a sparse_maxscore index';
 	END IF;
-	FOR r IN EXECUTE ref_query LOOP
-		rg := rg || r.g::bigint;
-		ri := ri || r.id::bigint;
-		rd := rd || r.d::float8;
-	END LOOP;
+	SELECT * INTO rg, ri, rd FROM spm_rows(ref_query);
 
 	PERFORM set_config('enable_seqscan', old_seqscan, true);
 	PERFORM set_config('enable_indexscan', old_indexscan, true);
@@ -154,23 +162,18 @@ END $$;
 CREATE FUNCTION spm_compare_scanned(test_query text, ref_query text, lim bigint, idx regclass)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	r record;
 	scans bigint;
-	tg bigint[] := '{}';
-	ti bigint[] := '{}';
-	td float8[] := '{}';
-	rg bigint[] := '{}';
-	ri bigint[] := '{}';
-	rd float8[] := '{}';
+	tg bigint[];
+	ti bigint[];
+	td float8[];
+	rg bigint[];
+	ri bigint[];
+	rd float8[];
 	old_indexscan text := current_setting('enable_indexscan');
 	msg text;
 BEGIN
 	scans := pg_stat_get_xact_numscans(idx);
-	FOR r IN EXECUTE test_query LOOP
-		tg := tg || r.g::bigint;
-		ti := ti || r.id::bigint;
-		td := td || r.d::float8;
-	END LOOP;
+	SELECT * INTO tg, ti, td FROM spm_rows(test_query);
 	IF pg_stat_get_xact_numscans(idx) <> scans + 1 THEN
 		RETURN format('%s scans of %s instead of one', pg_stat_get_xact_numscans(idx) - scans, idx);
 	END IF;
@@ -179,11 +182,7 @@ BEGIN
 	IF cardinality(spm_plan_indexes(ref_query)) > 0 THEN
 		RETURN 'the reference scans a sparse_maxscore index';
 	END IF;
-	FOR r IN EXECUTE ref_query LOOP
-		rg := rg || r.g::bigint;
-		ri := ri || r.id::bigint;
-		rd := rd || r.d::float8;
-	END LOOP;
+	SELECT * INTO rg, ri, rd FROM spm_rows(ref_query);
 	PERFORM set_config('enable_indexscan', old_indexscan, true);
 	msg := spm_diff(tg, ti, td, rg, ri, rd, lim);
 	RETURN coalesce(msg, format('ok: %s rows', cardinality(ti)));

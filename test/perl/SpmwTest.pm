@@ -34,9 +34,10 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use PostgreSQL::Test::Cluster;
 use Test::More;
 
-our @EXPORT = qw(spmw_install spmw_exact_ok spmw_verify_ok spmw_verify
+our @EXPORT = qw(spmw_node spmw_install spmw_exact_ok spmw_verify_ok spmw_verify
   spmw_same_answers_ok spmw_answers);
 
 # the SQL helpers, shared with sql/spmw_setup.sql
@@ -52,6 +53,27 @@ my $helpers = do
 =pod
 
 =over
+
+=item spmw_node($name, conf => $lines, allows_streaming => 1)
+
+A started node with autovacuum off (plus the postgresql.conf lines
+$lines), the extension and the helper functions in database postgres.
+
+=cut
+
+sub spmw_node
+{
+	my ($name, %opts) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => $opts{allows_streaming} // 0);
+	$node->append_conf('postgresql.conf', "autovacuum = off\n" . ($opts{conf} // ''));
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
+	spmw_install($node);
+	return $node;
+}
+
+=pod
 
 =item spmw_install($node, $db)
 

@@ -21,12 +21,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 use SpmwTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('spmw_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "autovacuum = off\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
-spmw_install($primary);
+my $primary = spmw_node('spmw_primary', allows_streaming => 1);
 $primary->backup('backup');
 my $standby = PostgreSQL::Test::Cluster->new('spmw_standby');
 $standby->init_from_backup($primary, 'backup', has_streaming => 1);

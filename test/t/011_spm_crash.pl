@@ -19,18 +19,12 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 use SpmwTest;
 
-my $node = PostgreSQL::Test::Cluster->new('spmw_crash');
-$node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
-spmw_install($node);
+my $node = spmw_node('spmw_crash');
 
 my $dims = 5000;
 # row i: a NULL, an empty vector, a document of ~2000 non-zeros (larger

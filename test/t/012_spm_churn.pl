@@ -15,17 +15,11 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SpmwTest;
 
-my $node = PostgreSQL::Test::Cluster->new('spmw_churn');
-$node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
-spmw_install($node);
+my $node = spmw_node('spmw_churn');
 
 my $dims = 300;
 my $row = "CASE WHEN i % 29 = 0 THEN NULL WHEN i % 31 = 0 THEN spmw_vec(i, 0, $dims) "

@@ -7,17 +7,11 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SpmwTest;
 
-my $node = PostgreSQL::Test::Cluster->new('spmw_bigquery');
-$node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\nshared_buffers = 1MB\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
-spmw_install($node);
+my $node = spmw_node('spmw_bigquery', conf => "shared_buffers = 1MB\n");
 
 # 300 documents with all 1000 terms (each term: 3 posting blocks), in a
 # segment, and 100 more in the pending list; then documents of 1000 and

@@ -12,17 +12,11 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SpmwTest;
 
-my $node = PostgreSQL::Test::Cluster->new('spmw_stress');
-$node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\nmax_connections = 20\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');
-spmw_install($node);
+my $node = spmw_node('spmw_stress', conf => "max_connections = 20\n");
 
 my $dims = 1500;
 $node->safe_psql('postgres', qq{

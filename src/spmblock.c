@@ -165,19 +165,18 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 		}
 		if ((bad & 0x80) || d != last_docid)
 			return false;
-		memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
-			   count * sizeof(float));
-		return true;
 	}
-
-	for (int i = 1; i < count; i++)
+	else
 	{
-		if (!next_docid(&p, end, &d))
+		for (int i = 1; i < count; i++)
+		{
+			if (!next_docid(&p, end, &d))
+				return false;
+			docids[i] = d;
+		}
+		if (p != end || d != last_docid)
 			return false;
-		docids[i] = d;
 	}
-	if (p != end || d != last_docid)
-		return false;
 
 	memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
 		   count * sizeof(float));

@@ -99,6 +99,8 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 	int32		seen = 0;
 	bool		stop = false;
 	int			cap = 16;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber walked = 0;
 
 	if (pages)
 	{
@@ -113,6 +115,15 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 		Size		off;
 		Size		lower;
 		BlockNumber next;
+
+		/*
+		 * A link past the end, or a walk longer than the index (a cycle),
+		 * is corruption.  The list may have grown since nblocks was read.
+		 */
+		if (blkno >= nblocks)
+			nblocks = RelationGetNumberOfBlocks(index);
+		if (blkno >= nblocks || ++walked > nblocks)
+			pending_corrupt(index, blkno);
 
 		if (pages)
 		{

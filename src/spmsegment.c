@@ -131,6 +131,8 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 	Page		page;
 	uint32	   *words;
 	uint32		expect;
+	uint64		expect64;
+	BlockNumber nblocks;
 	HASHCTL		ctl;
 
 	cxt = AllocSetContextCreate(cache_cxt, "sparse_maxscore segment",
@@ -155,9 +157,14 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 		memcpy(&seg->hdr, PageGetContents(page), sizeof(SpmSegmentHeaderData));
 		UnlockReleaseBuffer(buf);
 
-		expect = seg->hdr.ndocmap + seg->hdr.nalive + seg->hdr.nnullmap +
-			2 * seg->hdr.ndict + seg->hdr.npost + seg->hdr.nskip;
-		if (seg->hdr.magic != SPM_MAGIC ||
+		/* every count is of distinct pages, so none exceeds the index */
+		nblocks = RelationGetNumberOfBlocks(index);
+		expect64 = (uint64) seg->hdr.ndocmap + seg->hdr.nalive +
+			seg->hdr.nnullmap + 2 * (uint64) seg->hdr.ndict +
+			seg->hdr.npost + seg->hdr.nskip;
+		expect = (uint32) expect64;
+		if (expect64 > 2 * (uint64) nblocks ||
+			seg->hdr.magic != SPM_MAGIC ||
 			seg->hdr.segment_id != ref->segment_id ||
 			seg->hdr.docid_lo != ref->docid_lo ||
 			seg->hdr.docid_lo + seg->hdr.ndocs != ref->docid_hi ||
@@ -169,6 +176,17 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 
 		words = palloc(Max(expect, 1) * sizeof(uint32));
 		read_directory(index, seg, words, expect);
+		for (uint32 i = 0; i < expect; i++)
+		{
+			/* skip the first terms of the dictionary pairs */
+			uint32		pair = i - (seg->hdr.ndocmap + seg->hdr.nalive +
+									seg->hdr.nnullmap);
+
+			if (pair < 2 * seg->hdr.ndict && pair % 2 == 0)
+				continue;
+			if (words[i] == SPM_METAPAGE_BLKNO || words[i] >= nblocks)
+				corrupt(index, seg, "directory lists a page outside the index");
+		}
 		seg->docmap = words;
 		seg->alive = words + seg->hdr.ndocmap;
 		seg->nullmap = seg->alive + seg->hdr.nalive;
@@ -309,7 +327,8 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 				hi = mid - 1;
 		}
 		UnlockReleaseBuffer(buf);
-		if (have && (entry->df == 0 || entry->skip_blkno == InvalidBlockNumber ||
+		if (have && (entry->df == 0 || entry->df > seg->hdr.ndocs ||
+					 entry->skip_blkno == InvalidBlockNumber ||
 					 entry->skip_idx >= SPM_SKIP_PER_PAGE))
 			corrupt(index, seg, "invalid dictionary entry");
 	}
@@ -676,12 +695,18 @@ SpmSegmentPages(Relation index, SpmSegment *seg, int *npages)
 	int			n = 0;
 	BlockNumber blkno = seg->hdr.dir_head;
 	uint32		pairs = seg->hdr.ndict;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 
 	pages[n++] = seg->header;
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
+
+		/* load_segment read the chain, but a cycle ends it early there */
+		if (blkno >= nblocks || (BlockNumber) n > nblocks)
+			corrupt(index, seg, "broken directory chain");
+		buf = ReadBuffer(index, blkno);
 
 		if (n == cap)
 		{

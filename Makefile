@@ -8,7 +8,8 @@ PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
 # Object files, grouped by area (explicit lists: deterministic builds).
 OBJS_TYPE = src/sparsevec.o
 OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmsort.o \
-	src/spmflush.o src/spmpending.o src/spmscan.o src/spmsegment.o src/spmtraverse.o \
+	src/spmflush.o src/spmmerge.o src/spmoptions.o src/spmpage.o \
+	src/spmpending.o src/spmscan.o src/spmsegment.o src/spmtraverse.o \
 	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spm.c
- *	  sparse_maxscore: the handler, GUCs, reloptions and SQL functions.
+ *	  sparse_maxscore: the handler, _PG_init and sparse_maxscore_last_scan().
+ *	  GUCs and reloptions are in spmoptions.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -9,108 +10,14 @@
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
-#include "access/reloptions.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "spm.h"
-
-int			spm_initial_k = 100;
-int			spm_algorithm = SPM_ALG_MAXSCORE;
-int			spm_pending_list_limit = 4096;
-int			spm_debug_round_delay = 0;
-
-static relopt_kind spm_relopt_kind;
-static bool spm_initialized = false;
-
-static const struct config_enum_entry algorithm_options[] = {
-	{"maxscore", SPM_ALG_MAXSCORE, false},
-	{"exhaustive", SPM_ALG_EXHAUSTIVE, false},
-	{NULL, 0, false}
-};
-
-/*
- * Register GUCs and reloptions.  Called from _PG_init, i.e. when the
- * library is first loaded (at the latest by the first call of the
- * handler, before any reloption of ours is parsed).
- */
-void
-spm_init(void)
-{
-	if (spm_initialized)
-		return;
-	spm_initialized = true;
-
-	/*
-	 * The options are read only by inserts, flushes and VACUUM, which see
-	 * either value; ShareUpdateExclusiveLock (GIN's choice for fastupdate)
-	 * is also what ALTER INDEX takes in a backend that has not loaded us.
-	 */
-	spm_relopt_kind = add_reloption_kind();
-	add_bool_reloption(spm_relopt_kind, "fastupdate",
-					   "Enables the pending list of the sparse_maxscore index",
-					   true, ShareUpdateExclusiveLock);
-	add_int_reloption(spm_relopt_kind, "pending_list_limit",
-					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
-					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
-	add_int_reloption(spm_relopt_kind, "compact_segments",
-					  "Compact at VACUUM when the index has more segments than this",
-					  8, 1, SPM_MAX_SEGMENTS - 2, ShareUpdateExclusiveLock);
-
-	DefineCustomIntVariable("sparse_maxscore.initial_k",
-							"Rows computed by the first round of an index scan.",
-							"Later rounds double it for as long as the query asks for more rows.",
-							&spm_initial_k, 100, 1, 1000000,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("sparse_maxscore.algorithm",
-							 "Traversal used by sparse_maxscore index scans.",
-							 "maxscore prunes with block-max bounds; exhaustive scores every posting of the query terms. Both are exact.",
-							 &spm_algorithm, SPM_ALG_MAXSCORE, algorithm_options,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("sparse_maxscore.pending_list_limit",
-							"Size of the pending list beyond which an insert flushes it into a segment.",
-							NULL, &spm_pending_list_limit, 4096, 64, MAX_KILOBYTES,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("sparse_maxscore.debug_round_delay",
-							"Sleep this long inside every scan round, holding the round's lock (tests only).",
-							"Lets concurrency tests catch a round in progress.",
-							&spm_debug_round_delay, 0, 0, 60000,
-							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
-							NULL, NULL, NULL);
-	MarkGUCPrefixReserved("sparse_maxscore");
-}
-
-/*
- * Parse and validate reloptions.
- */
-bytea *
-spmoptions(Datum reloptions, bool validate)
-{
-	static const relopt_parse_elt tab[] = {
-		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(SpmOptions, fastupdate)},
-		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(SpmOptions, pendingListLimit)},
-		{"compact_segments", RELOPT_TYPE_INT, offsetof(SpmOptions, compactSegments)},
-	};
-
-	return (bytea *) build_reloptions(reloptions, validate, spm_relopt_kind,
-									  sizeof(SpmOptions), tab, lengthof(tab));
-}
-
-/* the index's options, defaults filled in */
-SpmOptions *
-spm_get_options(Relation index)
-{
-	static SpmOptions defaults = {0, true, -1, 8};
-
-	if (index->rd_options)
-		return (SpmOptions *) index->rd_options;
-	return &defaults;
-}
 
 static char *
 spmbuildphasename(int64 phasenum)

@@ -148,7 +148,7 @@ typedef struct SpmMetaPageData
 	/*
 	 * Pages freed by flushes and merges, not yet in the free space map
 	 * because they may not be reused before their xid stamp is old enough
-	 * (spmflush.c SpmRecycleFreed).  What does not fit waits for VACUUM.
+	 * (spmpage.c SpmRecycleFreed).  What does not fit waits for VACUUM.
 	 */
 	uint32		nrecycle;
 	BlockNumber recycle[SPM_RECYCLE_MAX];
@@ -307,25 +307,29 @@ extern int	spm_debug_round_delay;
  * ----------------------------------------------------------------
  */
 
-/* spm.c */
+/* spmoptions.c */
 extern void spm_init(void);
 extern bytea *spmoptions(Datum reloptions, bool validate);
 extern SpmOptions *spm_get_options(Relation index);
 
-/* spmutils.c */
+/* spmutils.c: pages, the metapage, the structure lock */
 extern void SpmInitPage(Page page, SpmPageType type, uint32 segment_id);
 extern void SpmCheckPage(Relation index, Page page, BlockNumber blkno,
 						 SpmPageType type, uint32 segment_id);
 extern void SpmReadMeta(Relation index, SpmMetaPageData *meta);
 extern void SpmCheckMeta(Relation index, SpmMetaPage meta);
-extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
-extern Buffer SpmExtendBuffer(Relation index, ForkNumber forknum);
-extern bool SpmPageIsRecyclable(Page page, bool any_xid);
-extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
 extern int	SpmFindSegment(const SpmMetaPageData *meta, uint64 docid);
 extern void SpmLockStructure(Relation index);
 extern bool SpmConditionalLockStructure(Relation index);
 extern void SpmUnlockStructure(Relation index);
+extern void SpmDrainScans(Relation index);
+
+/* spmpage.c: page allocation and recycling */
+extern Buffer SpmNewBuffer(Relation index, ForkNumber forknum);
+extern Buffer SpmExtendBuffer(Relation index, ForkNumber forknum);
+extern bool SpmPageIsRecyclable(Page page, bool any_xid);
+extern void SpmFreePages(Relation index, const BlockNumber *pages, int n);
+extern void SpmRecycleFreed(Relation index);
 
 /* spmwrite.c: segment writer */
 typedef struct SpmWriter SpmWriter;
@@ -429,13 +433,18 @@ extern void SpmAccumulatePostingBlock(Relation index, SpmSegment *seg,
 extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
 									int *npages);
 
-/* spmflush.c: flush, compaction, page reclaim */
+/* spmflush.c: flush (and the entry points that flush, then merge) */
+extern int64 spm_flush_locked(Relation index, Size mem);
 extern int64 spm_flush(Relation index, bool wait, bool vacuum);
-extern void SpmRememberFreed(Relation index, const BlockNumber *pages, int n);
-extern void SpmRecycleFreed(Relation index);
 extern int	spm_compact_all(Relation index);
-extern void spm_vacuum_maintain(Relation index, IndexVacuumInfo *info,
-								IndexBulkDeleteResult *stats);
+
+/* spmmerge.c: merging segments, the tiered policy */
+extern void spm_merge_segments(Relation index, int first, int last,
+							   const BlockNumber *pref, int npref,
+							   bool any_xid);
+extern void spm_merge_smallest_pair(Relation index,
+									const SpmMetaPageData *meta);
+extern void spm_merge_tiered(Relation index, bool vacuum);
 
 /* spmpending.c */
 typedef void (*SpmPendingCallback) (void *arg, double score, uint64 docid,
@@ -446,9 +455,9 @@ extern void spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 							 const SparseVector *query, uint64 from_docid,
 							 SpmPendingCallback cb, void *arg);
-extern void spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
-								   IndexBulkDeleteCallback callback,
-								   void *callback_state);
+extern SpmPendingTuple SpmPendingTupleAt(Relation index, Page page,
+										 BlockNumber blkno, Size off,
+										 Size lower);
 extern uint64 spm_pending_append(Relation index, SparseVector *v,
 								 ItemPointer tid);
 

@@ -68,8 +68,8 @@ pending_corrupt(Relation index, BlockNumber blkno)
 }
 
 /* the tuple at off of a pending page, checked to lie within pd_lower */
-static SpmPendingTuple
-tuple_at(Relation index, Page page, BlockNumber blkno, Size off, Size lower)
+SpmPendingTuple
+SpmPendingTupleAt(Relation index, Page page, BlockNumber blkno, Size off, Size lower)
 {
 	SpmPendingTuple t = (SpmPendingTuple) ((char *) page + off);
 
@@ -144,7 +144,7 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 
 		while (off < lower)
 		{
-			SpmPendingTuple t = tuple_at(index, page, blkno, off, lower);
+			SpmPendingTuple t = SpmPendingTupleAt(index, page, blkno, off, lower);
 
 			if (!indoc)
 			{
@@ -601,86 +601,4 @@ spm_pending_append(Relation index, SparseVector *v, ItemPointer tid)
 		UnlockReleaseBuffer(metabuf);
 		return bytes;
 	}
-}
-
-/* ----------------------------------------------------------------
- * VACUUM
- * ----------------------------------------------------------------
- */
-
-/*
- * Flag pending documents whose heap tuple is dead.  The caller holds
- * the structure lock, so no flush moves documents out of the list while we
- * walk it (README "VACUUM").  Each page is changed in one record with the
- * metapage's count of dead pending documents.
- */
-void
-spm_pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
-					   IndexBulkDeleteCallback callback, void *callback_state)
-{
-	SpmMetaPageData meta;
-	BlockNumber blkno;
-	bool		incont = false; /* the next tuple continues a document */
-	uint16	   *offs = palloc(BLCKSZ / sizeof(SpmPendingTupleData) * sizeof(uint16));
-
-	SpmReadMeta(index, &meta);
-	blkno = meta.pending_head;
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf;
-		Page		page;
-		Size		off;
-		Size		lower;
-		int			n = 0;
-		BlockNumber next;
-
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		SpmCheckPage(index, page, blkno, SPM_PAGE_PENDING, 0);
-		off = MAXALIGN(SizeOfPageHeaderData);
-		lower = ((PageHeader) page)->pd_lower;
-		while (off < lower)
-		{
-			SpmPendingTuple t = tuple_at(index, page, blkno, off, lower);
-
-			if (!incont && !(t->flags & SPM_PT_DELETED) &&
-				callback(&t->tid, callback_state))
-				offs[n++] = (uint16) off;
-			incont = (t->flags & SPM_PT_CONTINUED) != 0;
-			off += SpmPendingTupleSize(t->nhere);
-		}
-		next = SpmPageGetOpaque(page)->next;
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-
-		if (n > 0)
-		{
-			Buffer		metabuf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
-			GenericXLogState *state;
-			Page		mpage;
-
-			/* lock order: metapage first */
-			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			state = GenericXLogStart(index);
-			mpage = GenericXLogRegisterBuffer(state, metabuf, 0);
-			page = GenericXLogRegisterBuffer(state, buf, 0);
-			for (int i = 0; i < n; i++)
-			{
-				SpmPendingTuple t = (SpmPendingTuple) ((char *) page + offs[i]);
-
-				t->flags |= SPM_PT_DELETED;
-			}
-			SpmPageGetMeta(mpage)->pending_ndead += n;
-			GenericXLogFinish(state);
-			UnlockReleaseBuffer(metabuf);
-			UnlockReleaseBuffer(buf);
-			stats->tuples_removed += n;
-		}
-		else
-			ReleaseBuffer(buf);
-		blkno = next;
-		vacuum_delay_point();
-	}
-	pfree(offs);
 }

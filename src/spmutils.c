@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spmutils.c
- *	  Page initialisation and validation, the metapage, new pages.
+ *	  Page initialisation and validation, the metapage, the structure lock
+ *	  and the drain.  Page allocation and recycling are in spmpage.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -9,9 +10,7 @@
 
 #include "access/xlog.h"
 #include "access/transam.h"
-#include "utils/snapmgr.h"
 #include "storage/bufpage.h"
-#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
@@ -168,6 +167,18 @@ SpmUnlockStructure(Relation index)
 }
 
 /*
+ * The drain: take SPM_SCAN_LOCK exclusively and let go at once, so that
+ * every scan round that could still read what the caller has just
+ * unpublished has ended (README "Flush and compaction", step 3).
+ */
+void
+SpmDrainScans(Relation index)
+{
+	LockPage(index, SPM_SCAN_LOCK, ExclusiveLock);
+	UnlockPage(index, SPM_SCAN_LOCK, ExclusiveLock);
+}
+
+/*
  * Index of the segment whose docid range holds docid, or -1.
  */
 int
@@ -188,124 +199,4 @@ SpmFindSegment(const SpmMetaPageData *meta, uint64 docid)
 			return mid;
 	}
 	return -1;
-}
-
-/*
- * May page (exclusively locked by the caller) be reused?  A never
- * initialised page may; a FREE page once no snapshot anywhere can still
- * reach it through an old copy of the metapage: the drain lock covers the
- * primary, the xid stamp covers hot standbys (README "Page recycling").
- * any_xid skips the stamp, for a caller holding AccessExclusiveLock on the
- * index (which standbys replay, cancelling their readers first).
- */
-bool
-SpmPageIsRecyclable(Page page, bool any_xid)
-{
-	SpmPageOpaque opaque;
-
-	if (PageIsNew(page))
-		return true;
-	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
-		return false;
-	opaque = SpmPageGetOpaque(page);
-	return opaque->page_id == SPM_PAGE_ID && SpmPageIsFree(opaque) &&
-		(any_xid || GlobalVisCheckRemovableFullXid(NULL, opaque->xid));
-}
-
-/*
- * A new page for the index, exclusively locked: a recyclable page from the
- * free space map if there is one, else a new block at the end.  The caller
- * initialises it and keeps it locked until it has written it (README
- * "Page recycling": a locked page is never taken as an orphan).
- */
-Buffer
-SpmNewBuffer(Relation index, ForkNumber forknum)
-{
-	Buffer		buf;
-
-	if (forknum == MAIN_FORKNUM)
-	{
-		for (;;)
-		{
-			BlockNumber blkno = GetFreeIndexPage(index);
-
-			if (blkno == InvalidBlockNumber)
-				break;
-			buf = ReadBuffer(index, blkno);
-			if (ConditionalLockBuffer(buf))
-			{
-				if (SpmPageIsRecyclable(BufferGetPage(buf), false))
-					return buf;
-				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-			}
-			ReleaseBuffer(buf);
-		}
-	}
-
-	return SpmExtendBuffer(index, forknum);
-}
-
-/*
- * A new block at the end of the index, exclusively locked.  The extension
- * lock is kept until the page is locked, so that VACUUM's reclaim never
- * takes an unlocked new page for an orphan.
- */
-Buffer
-SpmExtendBuffer(Relation index, ForkNumber forknum)
-{
-	Buffer		buf;
-	bool		needLock = !RELATION_IS_LOCAL(index);
-
-	if (needLock)
-		LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBufferExtended(index, forknum, P_NEW, RBM_NORMAL, NULL);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buf;
-}
-
-/*
- * Free pages the caller has made unreachable (and drained the scans that
- * could still be reading them): flag them FREED, stamped with the next
- * transaction id, leaving their type, segment id, links and contents as
- * they are.  A hot standby query that still follows an old reference
- * reads them intact until they are reused, which waits for the stamp
- * (README "Page recycling").  Pages that are not ours at all (never
- * written, torn) become FREE pages.  The pages go on the metapage's
- * recycle list (spmflush.c), which puts them in the free space map once
- * they may be reused.
- */
-void
-SpmFreePages(Relation index, const BlockNumber *pages, int n)
-{
-	FullTransactionId xid = ReadNextFullTransactionId();
-
-	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
-	{
-		GenericXLogState *state = GenericXLogStart(index);
-		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
-		int			m = Min(MAX_GENERIC_XLOG_PAGES, n - i);
-
-		for (int j = 0; j < m; j++)
-		{
-			Page		page;
-			SpmPageOpaque opaque;
-
-			bufs[j] = ReadBuffer(index, pages[i + j]);
-			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
-			page = GenericXLogRegisterBuffer(state, bufs[j], 0);
-			if (PageIsNew(page) ||
-				PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)) ||
-				SpmPageGetOpaque(page)->page_id != SPM_PAGE_ID)
-				SpmInitPage(page, SPM_PAGE_FREE, 0);
-			opaque = SpmPageGetOpaque(page);
-			opaque->flags |= SPM_PAGE_FREED;
-			opaque->xid = xid;
-		}
-		GenericXLogFinish(state);
-		for (int j = 0; j < m; j++)
-			UnlockReleaseBuffer(bufs[j]);
-	}
-	SpmRememberFreed(index, pages, n);
 }

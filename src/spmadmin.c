@@ -253,6 +253,7 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	uint32		nterms = 0;
 	uint32		ndead = 0;
 	uint32		nnull = 0;
+	uint32		nnullbits = 0;
 	bool		anyterm = false;
 	uint32		prevterm = 0;
 	int			npages;
@@ -271,6 +272,8 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	{
 		ItemPointerData tid;
 
+		if (bitset_get(nulls, d))
+			nnullbits++;
 		if (!bitset_get(alive, d))
 		{
 			ndead++;
@@ -374,7 +377,8 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	if (postings != seg->hdr.npostings || postings != ref->npostings)
 		verify_fail(index, "segment %u has " UINT64_FORMAT " postings, its header says " UINT64_FORMAT,
 					seg->segment_id, postings, seg->hdr.npostings);
-	if (nnull > seg->hdr.nnull || seg->hdr.nnull != ref->nnull)
+	if (nnull > seg->hdr.nnull || seg->hdr.nnull != ref->nnull ||
+		nnullbits != seg->hdr.nnull)
 		verify_fail(index, "segment %u NULL counts disagree", seg->segment_id);
 }
 

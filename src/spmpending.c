@@ -101,6 +101,7 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 	int			cap = 16;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber walked = 0;
+	int32		lastidx = -1;
 
 	if (pages)
 	{
@@ -161,14 +162,25 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 				indoc = true;
 				nnz = t->nnz;
 				seen = 0;
+				lastidx = -1;
 				v->begin(v->arg, docid, &t->tid, t->flags, nnz);
 			}
 			else if (!(t->flags & SPM_PT_CHUNK))
 				pending_corrupt(index, blkno);
 
 			if (t->nhere > 0)
-				v->elems(v->arg, SpmPendingIndices(t), SpmPendingValues(t),
-						 t->nhere);
+			{
+				const int32 *idx = SpmPendingIndices(t);
+
+				/* scoring merges in index order: a disorder would misscore */
+				for (int i = 0; i < t->nhere; i++)
+				{
+					if (idx[i] <= lastidx)
+						pending_corrupt(index, blkno);
+					lastidx = idx[i];
+				}
+				v->elems(v->arg, idx, SpmPendingValues(t), t->nhere);
+			}
 			seen += t->nhere;
 			off += SpmPendingTupleSize(t->nhere);
 

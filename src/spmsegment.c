@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "port/pg_bitutils.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -204,6 +205,59 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 				corrupt(index, seg, "unsorted dictionary directory");
 		}
 
+		/*
+		 * The NULL-row bitset never changes: count it once, when the
+		 * segment is loaded, so that a lost or extra bit (a NULL row
+		 * scored as an empty one) is caught rather than misplaced.
+		 */
+		/*
+		 * Alive bits only go from 1 to 0, and the metapage's ndead counts
+		 * the zeros, so there are at least ref->ndead of them now; fewer
+		 * means dead documents came back, whose TIDs VACUUM may have
+		 * handed to other rows.  Checked once per segment and backend.
+		 */
+		{
+			uint64		alive = 0;
+
+			for (uint32 i = 0; i < seg->hdr.nalive; i++)
+			{
+				uint32		nbits = Min(seg->hdr.ndocs - i * SPM_BITS_PER_PAGE,
+										(uint32) SPM_BITS_PER_PAGE);
+				const uint8 *bits;
+
+				buf = ReadBuffer(index, seg->alive[i]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				page = BufferGetPage(buf);
+				SpmCheckPage(index, page, seg->alive[i], SPM_PAGE_ALIVE,
+							 ref->segment_id);
+				bits = (const uint8 *) PageGetContents(page);
+				alive += pg_popcount((const char *) bits, nbits / 8);
+				for (uint32 b = nbits & ~7; b < nbits; b++)
+					alive += (bits[b / 8] >> (b % 8)) & 1;
+				UnlockReleaseBuffer(buf);
+			}
+			if (alive + ref->ndead > seg->hdr.ndocs)
+				corrupt(index, seg, "alive bitset has fewer dead documents than the metapage counts");
+		}
+
+		if (seg->hdr.nnullmap > 0)
+		{
+			uint64		nulls = 0;
+
+			for (uint32 i = 0; i < seg->hdr.nnullmap; i++)
+			{
+				buf = ReadBuffer(index, seg->nullmap[i]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				page = BufferGetPage(buf);
+				SpmCheckPage(index, page, seg->nullmap[i], SPM_PAGE_NULLMAP,
+							 ref->segment_id);
+				nulls += pg_popcount(PageGetContents(page), SPM_BITMAP_BYTES);
+				UnlockReleaseBuffer(buf);
+			}
+			if (nulls != seg->hdr.nnull)
+				corrupt(index, seg, "NULL-row bitset does not match the header's count");
+		}
+
 		memset(&ctl, 0, sizeof(ctl));
 		ctl.keysize = sizeof(uint32);
 		ctl.entrysize = sizeof(SpmTermInfo);
@@ -309,6 +363,20 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 		entries = (SpmDictEntry *) PageGetContents(page);
 		n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
 			sizeof(SpmDictEntry);
+		if (n < 1 || entries[0].term != seg->dict_first[p])
+		{
+			UnlockReleaseBuffer(buf);
+			corrupt(index, seg, "dictionary page does not start with the directory's first term");
+		}
+		/* the binary search needs order; once per term and backend */
+		for (int i = 1; i < n; i++)
+		{
+			if (entries[i].term <= entries[i - 1].term)
+			{
+				UnlockReleaseBuffer(buf);
+				corrupt(index, seg, "dictionary page out of order");
+			}
+		}
 		lo = 0;
 		hi = n - 1;
 		while (lo <= hi)

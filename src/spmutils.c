@@ -96,8 +96,22 @@ SpmCheckPage(Relation index, Page page, BlockNumber blkno, SpmPageType type,
 			 errhint("REINDEX the index.")));
 }
 
+static void meta_corrupt(Relation index, const char *what) pg_attribute_noreturn();
+
+static void
+meta_corrupt(Relation index, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" has a corrupted metapage: %s",
+					RelationGetRelationName(index), what),
+			 errhint("REINDEX the index.")));
+}
+
 /*
- * Check the metapage contents (page already checked as a META page).
+ * Check the metapage contents (page already checked as a META page): the
+ * counts and docid ranges everything else relies on.  Cheap: every scan
+ * and writer calls it on its copy.
  */
 void
 SpmCheckMeta(Relation index, SpmMetaPage meta)
@@ -115,10 +129,18 @@ SpmCheckMeta(Relation index, SpmMetaPage meta)
 						SPM_VERSION),
 				 errhint("REINDEX the index.")));
 	if (meta->nsegments > SPM_MAX_SEGMENTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("sparse_maxscore index \"%s\" has a corrupted metapage",
-						RelationGetRelationName(index))));
+		meta_corrupt(index, "segment count");
+	/* README "Documents and docids": the docid ranges, in order */
+	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
+		if (meta->segments[i].docid_lo > meta->segments[i].docid_hi ||
+			(i > 0 && meta->segments[i].docid_lo < meta->segments[i - 1].docid_hi))
+			meta_corrupt(index, "segment docid ranges");
+	}
+	if ((meta->nsegments > 0 &&
+		 meta->segments[meta->nsegments - 1].docid_hi > meta->pending_docid_lo) ||
+		meta->next_docid != meta->pending_docid_lo + meta->pending_ndocs)
+		meta_corrupt(index, "pending docid range");
 }
 
 /*

@@ -38,6 +38,8 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
+
 #include "spmtraverse.h"
 
 /* ----------------------------------------------------------------
@@ -621,6 +623,19 @@ use_maxscore(SpmTraverse *t, int nne, int npresent, uint32 ndocs,
 		t->cand_rate * ndocs * (1 + heavy) * SPM_PROBE_COST <= (double) pn;
 }
 
+/* qsort_arg comparator: term indexes by window bound, then index */
+static int
+cmp_wub(const void *a, const void *b, void *arg)
+{
+	const SpmTermCursor *terms = arg;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (terms[x].wub != terms[y].wub)
+		return terms[x].wub < terms[y].wub ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
 static void
 topk_window(SpmTraverse *t, uint32 a, uint32 b)
 {
@@ -667,19 +682,11 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 			return;
 		}
 
-		/* sort present terms by window bound, ascending (insertion sort) */
-		for (int i = 1; i < npresent; i++)
-		{
-			int			x = order[i];
-			int			j = i;
-
-			while (j > 0 && t->terms[order[j - 1]].wub > t->terms[x].wub)
-			{
-				order[j] = order[j - 1];
-				j--;
-			}
-			order[j] = x;
-		}
+		/*
+		 * sort present terms by window bound, ascending, ties in term
+		 * order (O(n log n): a query may have 100000 terms)
+		 */
+		qsort_arg(order, npresent, sizeof(int), cmp_wub, t->terms);
 		while (nne < npresent &&
 			   noness + t->terms[order[nne]].wub + slack < theta)
 		{
@@ -833,7 +840,10 @@ void
 spm_traverse_topk(SpmTraverse *t)
 {
 	for (uint64 a = 0; a < t->ndocs; a += SPM_WINDOW)
+	{
 		topk_window(t, (uint32) a, (uint32) Min(a + SPM_WINDOW, t->ndocs));
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*

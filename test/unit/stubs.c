@@ -7,6 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "miscadmin.h"
+
+/* CHECK_FOR_INTERRUPTS: never pending here */
+volatile sig_atomic_t InterruptPending = false;
+
+void
+ProcessInterrupts(void)
+{
+}
+
 void *
 palloc(Size size)
 {

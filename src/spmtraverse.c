@@ -684,9 +684,26 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 
 		/*
 		 * sort present terms by window bound, ascending, ties in term
-		 * order (O(n log n): a query may have 100000 terms)
+		 * order: insertion sort for the usual few terms, qsort_arg beyond
+		 * (a query may have 100000 terms: quadratic would take minutes)
 		 */
-		qsort_arg(order, npresent, sizeof(int), cmp_wub, t->terms);
+		if (npresent > 64)
+			qsort_arg(order, npresent, sizeof(int), cmp_wub, t->terms);
+		else
+		{
+			for (int i = 1; i < npresent; i++)
+			{
+				int			x = order[i];
+				int			j = i;
+
+				while (j > 0 && t->terms[order[j - 1]].wub > t->terms[x].wub)
+				{
+					order[j] = order[j - 1];
+					j--;
+				}
+				order[j] = x;
+			}
+		}
 		while (nne < npresent &&
 			   noness + t->terms[order[nne]].wub + slack < theta)
 		{

@@ -455,6 +455,8 @@ extern void spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 							 const SparseVector *query, uint64 from_docid,
 							 SpmPendingCallback cb, void *arg);
+extern void SpmPendingCheckLink(Relation index, BlockNumber blkno,
+								BlockNumber *nblocks, BlockNumber *walked);
 extern SpmPendingTuple SpmPendingTupleAt(Relation index, Page page,
 										 BlockNumber blkno, Size off,
 										 Size lower);

@@ -67,6 +67,22 @@ pending_corrupt(Relation index, BlockNumber blkno)
 			 errhint("REINDEX the index.")));
 }
 
+/*
+ * Check blkno, the next page of a walk along the pending list: a link past
+ * the end of the index, or a walk longer than the index (a cycle), is
+ * corruption.  *nblocks caches the index's size (start with 0: the list
+ * may have grown since it was read); *walked counts the pages (start 0).
+ */
+void
+SpmPendingCheckLink(Relation index, BlockNumber blkno, BlockNumber *nblocks,
+					BlockNumber *walked)
+{
+	if (blkno >= *nblocks)
+		*nblocks = RelationGetNumberOfBlocks(index);
+	if (blkno >= *nblocks || ++(*walked) > *nblocks)
+		pending_corrupt(index, blkno);
+}
+
 /* the tuple at off of a pending page, checked to lie within pd_lower */
 SpmPendingTuple
 SpmPendingTupleAt(Relation index, Page page, BlockNumber blkno, Size off, Size lower)
@@ -99,7 +115,7 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 	int32		seen = 0;
 	bool		stop = false;
 	int			cap = 16;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber nblocks = 0;
 	BlockNumber walked = 0;
 	int32		lastidx = -1;
 
@@ -117,14 +133,7 @@ spm_pending_visit(Relation index, BlockNumber head, uint64 docid_lo,
 		Size		lower;
 		BlockNumber next;
 
-		/*
-		 * A link past the end, or a walk longer than the index (a cycle),
-		 * is corruption.  The list may have grown since nblocks was read.
-		 */
-		if (blkno >= nblocks)
-			nblocks = RelationGetNumberOfBlocks(index);
-		if (blkno >= nblocks || ++walked > nblocks)
-			pending_corrupt(index, blkno);
+		SpmPendingCheckLink(index, blkno, &nblocks, &walked);
 
 		if (pages)
 		{

@@ -111,6 +111,7 @@ pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 	SpmMetaPageData meta;
 	BlockNumber blkno;
 	bool		incont = false; /* the next tuple continues a document */
+	BlockNumber nblocks = 0;
 	BlockNumber walked = 0;
 	uint16	   *offs = palloc(BLCKSZ / sizeof(SpmPendingTupleData) * sizeof(uint16));
 
@@ -125,15 +126,7 @@ pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 		int			n = 0;
 		BlockNumber next;
 
-		/* a link past the end, or a cycle (a walk longer than the index) */
-		if (blkno >= RelationGetNumberOfBlocks(index) ||
-			++walked > RelationGetNumberOfBlocks(index))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("sparse_maxscore index \"%s\" has a corrupted pending-list page at block %u",
-							RelationGetRelationName(index), blkno),
-					 errdetail("The pending list links past the end of the index or in a cycle."),
-					 errhint("REINDEX the index.")));
+		SpmPendingCheckLink(index, blkno, &nblocks, &walked);
 		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -337,27 +330,13 @@ mark_reachable(Relation index, uint8 *bits, BlockNumber nblocks, bool pending)
 			pfree(pages);
 		}
 	}
-	for (BlockNumber blkno = meta.pending_head, walked = 0;
-		 blkno != InvalidBlockNumber; walked++)
+	for (BlockNumber blkno = meta.pending_head, size = 0, walked = 0;
+		 blkno != InvalidBlockNumber;)
 	{
 		Buffer		buf;
 		BlockNumber next;
 
-		/*
-		 * A link past the end or back to a page already passed (or a walk
-		 * longer than the index) is corruption; pages past nblocks may have
-		 * been added since it was read.
-		 */
-		if ((blkno < nblocks && marked(bits, blkno)) ||
-			(blkno >= nblocks &&
-			 (blkno >= RelationGetNumberOfBlocks(index) ||
-			  walked > RelationGetNumberOfBlocks(index))))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("sparse_maxscore index \"%s\" has a corrupted pending-list page at block %u",
-							RelationGetRelationName(index), blkno),
-					 errdetail("The pending list links past the end of the index or back to a page it has passed."),
-					 errhint("REINDEX the index.")));
+		SpmPendingCheckLink(index, blkno, &size, &walked);
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, blkno);
 		mark(bits, nblocks, blkno);

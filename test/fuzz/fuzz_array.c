@@ -245,18 +245,6 @@ element_value(Oid elemtype, const uint8 *raw, int i)
 	}
 }
 
-static SparseVector *
-call(PGFunction f, Datum a0, Datum a1, Datum a2)
-{
-	LOCAL_FCINFO(fcinfo, 3);
-
-	InitFunctionCallInfoData(*fcinfo, NULL, 3, InvalidOid, NULL, NULL);
-	fcinfo->args[0].value = a0;
-	fcinfo->args[1].value = a1;
-	fcinfo->args[2].value = a2;
-	return (SparseVector *) DatumGetPointer(f(fcinfo));
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 {
@@ -282,8 +270,8 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 		int			n = rawlen / lens[which];
 		ArrayType  *a = make_array(types[which], lens[which], raw, n, shape);
 
-		FUZZ_TRY(ok, v = call(spv_array_to_sparsevec, PointerGetDatum(a),
-							  Int32GetDatum(typmod), BoolGetDatum(false)));
+		FUZZ_TRY(ok, v = (SparseVector *) DatumGetPointer(fuzz_call(spv_array_to_sparsevec, PointerGetDatum(a),
+							  Int32GetDatum(typmod), BoolGetDatum(false))));
 		if (!ok)
 			fuzz_check_error(allowed);
 		else
@@ -321,13 +309,12 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 		ArrayType  *va = make_array(FLOAT4OID, 4, raw + 4 * n, nv, 0);
 		int32		dims = typmod == -1 ? 0 : typmod * (1 + (shape >> 7) * 1000);
 
-		FUZZ_TRY(ok, v = call(spv_to_sparsevec, PointerGetDatum(ia),
-							  PointerGetDatum(va), Int32GetDatum(dims)));
+		FUZZ_TRY(ok, v = (SparseVector *) DatumGetPointer(fuzz_call(spv_to_sparsevec, PointerGetDatum(ia),
+							  PointerGetDatum(va), Int32GetDatum(dims))));
 		if (!ok)
 			fuzz_check_error(allowed);
 		else
 		{
-			const float *values = SPV_VALUES(v);
 			int			nonzero = 0;
 
 			fuzz_check_sparsevec(v);
@@ -337,17 +324,13 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 			{
 				int32		idx;
 				float		x;
-				int			j;
 
 				memcpy(&idx, raw + 4 * i, 4);
 				memcpy(&x, raw + 4 * n + 4 * i, 4);
 				if (x == 0)
 					continue;
 				nonzero++;
-				for (j = 0; j < v->nnz; j++)
-					if (v->indices[j] == idx - 1)
-						break;
-				if (j == v->nnz || memcmp(&values[j], &x, 4) != 0)
+				if (!fuzz_vector_has(v, idx - 1, x))
 					fuzz_fail("element %d:%g not in the vector", idx, x);
 			}
 			if (nonzero != v->nnz)

@@ -22,13 +22,10 @@ static const int allowed[] = {
 static SparseVector *
 call_in(char *text, int32 typmod)
 {
-	LOCAL_FCINFO(fcinfo, 3);
-
-	InitFunctionCallInfoData(*fcinfo, NULL, 3, InvalidOid, NULL, NULL);
-	fcinfo->args[0].value = CStringGetDatum(text);
-	fcinfo->args[1].value = ObjectIdGetDatum(InvalidOid);
-	fcinfo->args[2].value = Int32GetDatum(typmod);
-	return (SparseVector *) DatumGetPointer(spv_sparsevec_in(fcinfo));
+	return (SparseVector *) DatumGetPointer(fuzz_call(spv_sparsevec_in,
+													  CStringGetDatum(text),
+													  ObjectIdGetDatum(InvalidOid),
+													  Int32GetDatum(typmod)));
 }
 
 static char *

@@ -724,3 +724,26 @@ fuzz_check_sparsevec(const SparseVector *v)
 			fuzz_fail("value %d = %g", i, values[i]);
 	}
 }
+
+bool
+fuzz_vector_has(const SparseVector *v, int32 index, float x)
+{
+	const float *values = SPV_VALUES(v);
+
+	for (int j = 0; j < v->nnz; j++)
+		if (v->indices[j] == index)
+			return memcmp(&values[j], &x, sizeof(float)) == 0;
+	return false;
+}
+
+Datum
+fuzz_call(PGFunction f, Datum a0, Datum a1, Datum a2)
+{
+	LOCAL_FCINFO(fcinfo, 3);
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 3, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = a0;
+	fcinfo->args[1].value = a1;
+	fcinfo->args[2].value = a2;
+	return f(fcinfo);
+}

@@ -12,6 +12,7 @@
 
 #include <setjmp.h>
 
+#include "fmgr.h"
 #include "utils/rel.h"
 
 /* the last ERROR raised (elevel >= ERROR only) */
@@ -68,6 +69,12 @@ extern void fuzz_fail(const char *fmt,...) pg_attribute_printf(1, 2) pg_attribut
 /* abort unless v is a canonical sparsevec (what every input path must make) */
 struct SparseVector;
 extern void fuzz_check_sparsevec(const struct SparseVector *v);
+
+/* the element of v at 0-based index, which must be x (bit for bit) */
+extern bool fuzz_vector_has(const struct SparseVector *v, int32 index, float x);
+
+/* call a V1 function with three arguments (unused ones are ignored) */
+extern Datum fuzz_call(PGFunction f, Datum a0, Datum a1, Datum a2);
 
 /* ---- the fake relation ---- */
 

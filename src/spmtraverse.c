@@ -38,6 +38,7 @@
 
 #include <math.h>
 
+#include "sparsevec.h"
 #include "spmtraverse.h"
 
 /* ----------------------------------------------------------------
@@ -351,7 +352,7 @@ canonical_score(SpmTraverse *t, uint32 a, uint32 d)
 					hi = mid - 1;
 				else
 				{
-					sum += c->q * (double) c->wvals[mid];
+					sum = spv_score_add(sum, c->q, c->wvals[mid]);
 					break;
 				}
 			}
@@ -360,7 +361,7 @@ canonical_score(SpmTraverse *t, uint32 a, uint32 d)
 		{
 			Assert(c->probe_doc == d);
 			if (c->probe_hit)
-				sum += c->q * (double) c->probe_w;
+				sum = spv_score_add(sum, c->q, c->probe_w);
 		}
 	}
 	t->counters->candidates++;

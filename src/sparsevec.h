@@ -6,7 +6,7 @@
  * The on-disk layout is pgvector's sparsevec layout (so that the binary
  * wire formats can match it field for field), but every C symbol here
  * carries our prefix: on PG15 two loaded libraries share one global symbol
- * scope (see STYLE.md section 7).
+ * scope (see doc/style.md, "Symbol hygiene").
  *
  * A stored value is always canonical: indices strictly ascending, in
  * [0, dim), values finite and nonzero.  The index relies on that.

@@ -1,5 +1,5 @@
 # sparse_maxscore and crashes: "pg_ctl stop -m immediate" in the middle
-# of writes (DESIGN.md section 6 "Crash safety", section 8).
+# of writes (src/README, "Flush and compaction" and "WAL").
 #
 #  * An insert stream (one row per transaction, some documents larger than
 #    a page, pending_list_limit at 64kB so that inserts flush every ~150

@@ -32,10 +32,10 @@ ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output
 
 PG_CPPFLAGS = -I$(srcdir)/src
 # No fast-math and no contraction: the operator and the index must add
-# in the same order with the same rounding (DESIGN.md 11.4).
+# in the same order with the same rounding (src/sparsevec.h, doc/style.md).
 PG_CFLAGS += -ffp-contract=off
 # Bind our own references locally even if another library exports the
-# same name (pgvector does; STYLE.md section 7).
+# same name (pgvector does; doc/style.md "Symbol hygiene").
 SHLIB_LINK += -Wl,-Bsymbolic
 
 # Debian's server is built --with-llvm; JIT bitcode would need clang.

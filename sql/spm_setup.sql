@@ -2,8 +2,8 @@
 -- Helpers for the sparse_maxscore suites (spm_*), which run after this
 -- file in the same database.
 --
--- The contract they check (DESIGN.md section 0): an index scan for
--- ORDER BY v <#> q returns the rows a sequential scan followed by a sort
+-- The contract they check (doc/design.md, "The contract"): an index scan
+-- for ORDER BY v <#> q returns the rows a sequential scan followed by a sort
 -- returns, in non-decreasing distance, NULL distances last; rows with equal
 -- distances may come in any order.  So a comparison
 --   * requires the same distance at every position (float8 equality: the

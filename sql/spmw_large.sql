@@ -1,9 +1,9 @@
 --
--- Documents larger than a page in the pending list (DESIGN.md TRAP 10): a
--- head tuple plus continuation chunks on pages of their own.  Sizes around
--- the one-page limit (1014 non-zeros fill a page exactly with the current
--- tuple layout; 1015 is the smallest continued document; 2028 fill two
--- chunk pages, 2029 need a third), 5000, pgvector's limit of 16000, and
+-- Documents larger than a page in the pending list (doc/design.md, hazard
+-- 10): a head tuple plus continuation chunks on pages of their own.  Sizes
+-- around the one-page limit (1014 non-zeros fill a page exactly with the
+-- current tuple layout; 1015 is the smallest continued document; 2028 fill
+-- two chunk pages, 2029 need a third), 5000, pgvector's limit of 16000, and
 -- 100000.  Inserted after the build, scanned while pending (also as
 -- queries), flushed, deleted, vacuumed, compacted.
 --

@@ -3,10 +3,10 @@
 -- the same database.  Objects are named spmw_* so that they do not meet the
 -- read-path suites' helpers.
 --
--- The contract (DESIGN.md section 0): an index scan for ORDER BY v <#> q
--- returns the rows a sequential scan followed by a sort returns, in
--- non-decreasing distance, NULL distances last, rows with equal distance
--- in any order.  So a comparison requires
+-- The contract (doc/design.md, "The contract"): an index scan for
+-- ORDER BY v <#> q returns the rows a sequential scan followed by a sort
+-- returns, in non-decreasing distance, NULL distances last, rows with equal
+-- distance in any order.  So a comparison requires
 --   * as many rows as the sequential scan has (up to the LIMIT),
 --   * the sequential scan's distance at every position (float8 equality:
 --     the index computes the operator's distances bit for bit),

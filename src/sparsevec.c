@@ -10,8 +10,9 @@
  * [0, dim), values finite and nonzero); sparse_maxscore relies on that.
  *
  * All SQL-callable C symbols carry the spv_ prefix and everything else is
- * static (STYLE.md section 7): pgvector's library exports the unprefixed
- * names, and on PG15 two loaded libraries share one symbol scope.
+ * static (doc/style.md, "Symbol hygiene"): pgvector's library exports the
+ * unprefixed names, and on PG15 two loaded libraries share one symbol
+ * scope.
  *
  * Distances are computed in double precision.  The inner product is
  * spv_dot() from sparsevec.h, which the index calls too.

@@ -6,7 +6,7 @@
  * The on-disk layout is pgvector's sparsevec layout (so that the binary
  * wire formats can match it field for field), but every C symbol here
  * carries our prefix: on PG15 two loaded libraries share one global symbol
- * scope (see STYLE.md section 7).
+ * scope (see doc/style.md, "Symbol hygiene").
  *
  * A stored value is always canonical: indices strictly ascending, in
  * [0, dim), values finite and nonzero.  The index relies on that.
@@ -46,27 +46,64 @@ typedef struct SparseVector
 extern SparseVector *spv_new(int dim, int nnz);
 
 /*
- * The scoring function.  Sum of a[i] * b[i] over the common indices, taken
- * in ascending index order, accumulated in double.  The SQL operator <#>
- * returns -(this) and the sparse_maxscore index reproduces it bit for bit:
- * a product of two float4 values is exact in double, so only the order of
- * the additions matters, and both sides add in ascending index order
- * starting from +0.0.  Do not reorder, vectorize with reassociation, or
- * build this with fast-math flags.
+ * The score, and how the index reproduces it bit for bit.  The score of a
+ * document d for a query q is the sum of q[i] * d[i] over their common
+ * indices i, computed as follows, and nothing else:
+ *
+ *	 - every product is of two float4 values widened to double, which is
+ *	   exact (24-bit significands, 48-bit product): spv_score_add();
+ *	 - the sum is a double starting from +0.0;
+ *	 - the products are added one at a time in ascending index order.
+ *
+ * Only the additions round, so any code that makes the same additions in
+ * the same order gets the same bits.  The SQL operator <#> returns
+ * -spv_dot().  The index scores pending documents with spv_dot_continue()
+ * (spmpending.c), and segment documents term-at-a-time over the query
+ * terms in ascending order, each posting's product added to its
+ * document's sum (spm_block_accumulate in spmblock.c, taat in
+ * spmtraverse.c), or, after MaxScore pruning, by rescoring the survivors
+ * in ascending term order (canonical_score in spmtraverse.c); see
+ * src/README "Exactness".  spv_dot, spv_dot_continue, spm_block_accumulate
+ * and canonical_score take every step with spv_score_add().
+ *
+ * Do not reorder, vectorize with reassociation, or build this with
+ * fast-math flags.  The Makefile builds with -ffp-contract=off: a fused
+ * multiply-add of an exact product would round the same, but nothing
+ * should depend on that.  bench/truth.c, the benchmark's oracle, computes
+ * the same sum on its own, on purpose: it checks this code, not itself.
+ */
+
+/*
+ * One step of the score: sum + q * w.  q and w are float4 weights; q may
+ * be passed already widened to double (as the traversal keeps it), which
+ * changes nothing since widening is exact.
  */
 static inline double
-spv_dot(const int32 *ai, const float *av, int an,
-		const int32 *bi, const float *bv, int bn)
+spv_score_add(double sum, double q, float w)
 {
-	double		sum = 0.0;
+	return sum + q * (double) w;
+}
+
+/*
+ * The merge behind spv_dot(), resumable: add to sum the products of a's
+ * elements with b's matching elements from b[*bpos] on, in ascending index
+ * order, and leave in *bpos the position in b to go on from.  A document
+ * whose elements arrive in pieces (ascending across pieces) is scored by
+ * calling it once per piece with the same *bpos and the running sum.
+ */
+static inline double
+spv_dot_continue(const int32 *ai, const float *av, int an,
+				 const int32 *bi, const float *bv, int bn,
+				 int *bpos, double sum)
+{
 	int			i = 0;
-	int			j = 0;
+	int			j = *bpos;
 
 	while (i < an && j < bn)
 	{
 		if (ai[i] == bi[j])
 		{
-			sum += (double) av[i] * (double) bv[j];
+			sum = spv_score_add(sum, av[i], bv[j]);
 			i++;
 			j++;
 		}
@@ -75,7 +112,21 @@ spv_dot(const int32 *ai, const float *av, int an,
 		else
 			j++;
 	}
+	*bpos = j;
 	return sum;
+}
+
+/*
+ * The scoring function: the sum of a[i] * b[i] over the common indices,
+ * as described above.
+ */
+static inline double
+spv_dot(const int32 *ai, const float *av, int an,
+		const int32 *bi, const float *bv, int bn)
+{
+	int			j = 0;
+
+	return spv_dot_continue(ai, av, an, bi, bv, bn, &j, 0.0);
 }
 
 #endif							/* SPARSEVEC_H */

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include "sparsevec.h"
 #include "spmblock.h"
 
 /*
@@ -217,7 +218,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 	wp = block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids);
 	d = hdr.first_docid;
 	memcpy(&w, wp, sizeof(float));
-	acc[(d - base) & mask] += q * (double) w;
+	acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
 
 	if (hdr.nbytes_ids == count - 1)
 	{
@@ -231,7 +232,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 			bad |= (unsigned char) (delta - 1) | delta; /* 0 or >= 0x80 */
 			d += delta;
 			memcpy(&w, wp + i * sizeof(float), sizeof(float));
-			acc[(d - base) & mask] += q * (double) w;
+			acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
 		}
 		return !(bad & 0x80) && d == last_docid;
 	}
@@ -241,7 +242,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 		if (!next_docid(&p, end, &d))
 			return false;
 		memcpy(&w, wp + i * sizeof(float), sizeof(float));
-		acc[(d - base) & mask] += q * (double) w;
+		acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
 	}
 	return p == end && d == last_docid;
 }

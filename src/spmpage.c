@@ -106,6 +106,7 @@ SpmExtendBuffer(Relation index, ForkNumber forknum)
 		UnlockRelationForExtension(index, ExclusiveLock);
 	return buf;
 }
+
 /* ----------------------------------------------------------------
  * Freeing pages, the recycle list
  * ----------------------------------------------------------------

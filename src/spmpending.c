@@ -252,15 +252,12 @@ score_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 	ss->sum = 0.0;
 }
 
-/* the merge of spv_dot, resumable across chunks */
+/* spv_dot's additions, resumable across chunks */
 static void
 score_elems(void *arg, const int32 *idx, const float4 *val, int n)
 {
 	ScoreState *ss = arg;
 	const SparseVector *q = ss->query;
-	const int32 *qi;
-	const float *qv;
-	int			j = ss->j;
 	double		sum = ss->sum;
 
 	if (!ss->wanted || q == NULL)
@@ -279,25 +276,13 @@ score_elems(void *arg, const int32 *idx, const float4 *val, int n)
 								RelationGetRelationName(ss->index))));
 			w = ss->dense[idx[i]];
 			if (w != 0.0f)
-				sum += (double) val[i] * (double) w;
+				sum = spv_score_add(sum, val[i], w);
 		}
 		ss->sum = sum;
 		return;
 	}
-	qi = q->indices;
-	qv = SPV_VALUES(q);
-	for (int i = 0; i < n; i++)
-	{
-		while (j < q->nnz && qi[j] < idx[i])
-			j++;
-		if (j < q->nnz && qi[j] == idx[i])
-		{
-			sum += (double) val[i] * (double) qv[j];
-			j++;
-		}
-	}
-	ss->j = j;
-	ss->sum = sum;
+	ss->sum = spv_dot_continue(idx, val, n, q->indices, SPV_VALUES(q), q->nnz,
+							   &ss->j, sum);
 }
 
 static void

@@ -40,6 +40,7 @@
 
 #include "miscadmin.h"
 
+#include "sparsevec.h"
 #include "spmtraverse.h"
 
 /* ----------------------------------------------------------------
@@ -353,7 +354,7 @@ canonical_score(SpmTraverse *t, uint32 a, uint32 d)
 					hi = mid - 1;
 				else
 				{
-					sum += c->q * (double) c->wvals[mid];
+					sum = spv_score_add(sum, c->q, c->wvals[mid]);
 					break;
 				}
 			}
@@ -362,7 +363,7 @@ canonical_score(SpmTraverse *t, uint32 a, uint32 d)
 		{
 			Assert(c->probe_doc == d);
 			if (c->probe_hit)
-				sum += c->q * (double) c->probe_w;
+				sum = spv_score_add(sum, c->q, c->probe_w);
 		}
 	}
 	t->counters->candidates++;

@@ -1,7 +1,7 @@
 # SpmTest: helpers shared by the sparse_maxscore TAP tests (test/t).
 #
-# The contract (DESIGN.md section 0): an index scan for ORDER BY v <#> q
-# returns the rows a seq scan followed by a sort returns, in
+# The contract (doc/design.md, "The contract"): an index scan for
+# ORDER BY v <#> q returns the rows a seq scan followed by a sort returns, in
 # non-decreasing distance with NULL distances last; rows with equal
 # distances may come in any order.  compare() checks exactly that: the
 # seq scan's distance at every position (float8 equality), only rows the

@@ -7,9 +7,8 @@
 # empty and a NULL one -- with every LIMIT and a selective filter must
 # still equal a seq scan.
 #
-# The NULL query is checked last and on its own, in eval: at this writing
-# it crashes the backend when the scan starts with the sorted pass
-# (/work/dev/bugs/null-query-sorted-start-segfault.md).
+# The NULL query is checked last and on its own, in eval: it once crashed
+# the backend (a segfault) when the scan started with the sorted pass.
 
 use strict;
 use warnings;

@@ -1,5 +1,5 @@
 # sparse_maxscore writes and WAL: a streaming standby answers like the
-# primary (DESIGN.md section 8, TRAP 9 and 11).
+# primary (src/README "WAL"; doc/design.md hazards 9 and 11).
 #
 # After each step on the primary -- build, inserts into the pending list,
 # flush, inserts that flush by themselves, DELETE + VACUUM, compaction,
@@ -168,9 +168,10 @@ like($standby->safe_psql('postgres', "SELECT segments FROM sparse_maxscore_info(
 # pending list; meanwhile the primary flushes it, freeing its pages, and
 # the standby replays that.  With hot_standby_feedback on, the primary
 # cannot reuse those pages while the standby's query runs (xid stamps,
-# DESIGN.md 9.4), so the round must still find them intact and return the
-# right rows.  (Fails at index f44a1ba: freeing rewrites the page type at
-# once; see /work/dev/bugs/standby-round-conflict-despite-feedback.md.)
+# src/README "Page recycling"), so the round must still find them intact
+# and return the right rows.  (Fails at index f44a1ba: freeing rewrites
+# the page type at once, so the round met a conflict with recovery despite
+# the feedback.)
 # Wrong rows would be worse than the retryable error, so both are told
 # apart.
 $standby->append_conf('postgresql.conf', "hot_standby_feedback = on\n");

@@ -1,7 +1,7 @@
-# sparse_maxscore under churn (DESIGN.md TRAP 2 and 3): cycles of insert,
-# delete, update and VACUUM, so that heap slots freed by VACUUM are reused
-# by new rows while the index still holds (dead) documents of the old
-# ones.  After every cycle index scans equal sequential scans (with and
+# sparse_maxscore under churn (doc/design.md hazards 2 and 3): cycles of
+# insert, delete, update and VACUUM, so that heap slots freed by VACUUM
+# are reused by new rows while the index still holds (dead) documents of
+# the old ones.  After every cycle index scans equal sequential scans (with and
 # without LIMIT, NULL and negative weights included; the new rows in reused
 # slots found with their own vectors), and sparse_maxscore_verify passes
 # with no unreachable page.
@@ -104,9 +104,9 @@ UPDATE $t SET v = spmw_vec(id + 300000, 1 + id % 50, $dims);
 # Everything inserted since the last flush deleted, then VACUUM: the
 # cleanup's flush has no live document to write.  Each statement runs in
 # a session of its own, so that a buffer left locked by one (as at
-# f44a1ba, /work/dev/bugs/flush-all-deleted-leaks-buffer.md) cannot hang
+# f44a1ba, where such a flush left its buffer locked) cannot hang
 # the next.  Last in this file, because at f44a1ba the second VACUUM ends
-# in an assertion failure (reclaim-new-page-assert.md).
+# in an assertion failure (reclaim meeting a new, uninitialised page).
 $node->safe_psql('postgres', qq{
 CREATE TABLE gone (id int, v sparsevec);
 CREATE INDEX gone_idx ON gone USING sparse_maxscore (v);

@@ -1,8 +1,8 @@
 # Large documents as queries, with a small buffer pool: a scan must not
 # need more pinned buffers than a few (PostgreSQL's rule for a backend),
 # whatever the number of query terms.  Fails at index f44a1ba ("no
-# unpinned buffers available": one pin per query term,
-# /work/dev/bugs/scan-pins-one-page-per-query-term.md).
+# unpinned buffers available": the scan kept one page pinned per query
+# term).
 
 use strict;
 use warnings;

@@ -26,7 +26,7 @@ my @files;
 for my $c (sort glob("$dir/*.c")) {
 	(my $o = $c) =~ s/\.c$/.o/;
 	(my $name = $c) =~ s{.*/}{};
-	die "depcheck: $o is missing or older than $c: build first (make)\n"
+	die "depcheck: $o is missing or older than $c: build first (make); is it in the Makefile's OBJS?\n"
 		unless -f $o && -M $o <= -M $c;
 	push @files, $name;
 	open(my $nm, '-|', 'nm', '-P', '-g', $o) or die "depcheck: nm $o: $!\n";

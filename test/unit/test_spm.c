@@ -1,5 +1,10 @@
 /*
- * test_spm.c: unit tests of the block codec and the segment traversal.
+ * test_spm.c: unit tests of the score, the block codec and the segment
+ * traversal.
+ *
+ * The score: spv_dot and spv_dot_continue (a document in random pieces,
+ * as the pending list scores it) against the definition written out,
+ * bit for bit, on data where the order of the additions matters.
  *
  * The traversal is checked against a brute force that scores every
  * document with spv_dot (the operator's own function) on random segments:
@@ -13,6 +18,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sparsevec.h"
 #include "spmblock.h"
@@ -58,6 +64,110 @@ static double
 rnd_unit(void)
 {
 	return (rnd() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ----------------------------------------------------------------
+ * The score (sparsevec.h): spv_dot, and spv_dot_continue over pieces
+ * ----------------------------------------------------------------
+ */
+
+/* a random canonical vector over [0, universe): ascending, nonzero */
+static int
+rnd_vector(int universe, double density, int32 *idx, float *val)
+{
+	int			n = 0;
+
+	for (int i = 0; i < universe; i++)
+	{
+		if (rnd_unit() >= density)
+			continue;
+		idx[n] = i;
+		/* mixed magnitudes and signs, so that the order of additions shows */
+		val[n] = (float) ((rnd_unit() - 0.3) * pow(10.0, (int) rnd_below(9) - 4));
+		if (val[n] == 0.0f)
+			val[n] = 1.0f;
+		n++;
+	}
+	return n;
+}
+
+static bool
+same_bits(double x, double y)
+{
+	return memcmp(&x, &y, sizeof(double)) == 0;
+}
+
+static void
+test_scoring(void)
+{
+	int32		ai[512],
+				bi[512];
+	float		av[512],
+				bv[512];
+	int			ndiffer = 0;
+
+	for (int iter = 0; iter < 20000; iter++)
+	{
+		int			universe = 1 + (int) rnd_below(500);
+		int			an = rnd_vector(universe, rnd_unit(), ai, av);
+		int			bn = rnd_vector(universe, rnd_unit(), bi, bv);
+		double		want = 0.0;
+		double		backwards = 0.0;
+		double		dot;
+		double		pieces = 0.0;
+		int			j = 0;
+
+		/* the definition, written out: common indices, ascending, from +0.0 */
+		for (int x = 0, y = 0; x < an && y < bn;)
+		{
+			if (ai[x] < bi[y])
+				x++;
+			else if (ai[x] > bi[y])
+				y++;
+			else
+			{
+				want += (double) av[x] * (double) bv[y];
+				x++, y++;
+			}
+		}
+		for (int x = an - 1, y = bn - 1; x >= 0 && y >= 0;)
+		{
+			if (ai[x] > bi[y])
+				x--;
+			else if (ai[x] < bi[y])
+				y--;
+			else
+			{
+				backwards += (double) av[x] * (double) bv[y];
+				x--, y--;
+			}
+		}
+		if (!same_bits(want, backwards))
+			ndiffer++;
+
+		dot = spv_dot(ai, av, an, bi, bv, bn);
+		CHECK(same_bits(dot, want), "spv_dot %.17g, expected %.17g (an %d bn %d)",
+			  dot, want, an, bn);
+		CHECK(same_bits(spv_dot(bi, bv, bn, ai, av, an), want),
+			  "spv_dot is not symmetric");
+
+		/* a in random pieces, as the pending list delivers a long document */
+		for (int start = 0; start < an;)
+		{
+			int			len = 1 + (int) rnd_below(40);
+
+			len = Min(len, an - start);
+
+			pieces = spv_dot_continue(ai + start, av + start, len, bi, bv, bn,
+									  &j, pieces);
+			start += len;
+		}
+		CHECK(same_bits(pieces, want), "spv_dot_continue in pieces %.17g, expected %.17g",
+			  pieces, want);
+		CHECK(j <= bn, "spv_dot_continue position %d beyond %d", j, bn);
+	}
+	/* the data must be able to tell the order of additions apart */
+	CHECK(ndiffer > 100, "only %d of 20000 sums depend on the order", ndiffer);
 }
 
 /* ----------------------------------------------------------------
@@ -686,6 +796,7 @@ main(int argc, char **argv)
 	test_topk_heap();
 	test_traversal();
 	test_pruning_happens();
+	test_scoring();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

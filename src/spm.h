@@ -81,6 +81,14 @@ StaticAssertDecl(sizeof(SpmPageOpaqueData) == 24,
 #define SpmPageGetOpaque(page) ((SpmPageOpaque) PageGetSpecialPointer(page))
 
 /*
+ * Is the special space of page (read from disk: may be anything) where
+ * ours is?  Checks pd_special itself: PageGetSpecialSize trusts the page
+ * size field, so a damaged one made it point past the buffer.
+ */
+#define SpmPageHasOpaque(page) \
+	(((PageHeader) (page))->pd_special == BLCKSZ - MAXALIGN(sizeof(SpmPageOpaqueData)))
+
+/*
  * A freed page keeps its type, segment and contents (a hot standby query
  * holding an old copy of the metapage may still read it) until it is
  * reused; SPM_PAGE_FREED and the xid stamp say when it may be.  Pages that

@@ -116,7 +116,7 @@ count_free_pages(Relation index)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) ||
-			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+			(SpmPageHasOpaque(page) &&
 			 SpmPageIsFree(SpmPageGetOpaque(page))))
 			n++;
 		UnlockReleaseBuffer(buf);
@@ -510,7 +510,7 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) ||
-			(PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+			(SpmPageHasOpaque(page) &&
 			 SpmPageIsFree(SpmPageGetOpaque(page))))
 			nfree++;
 		else

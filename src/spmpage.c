@@ -47,7 +47,7 @@ SpmPageIsRecyclable(Page page, bool any_xid)
 
 	if (PageIsNew(page))
 		return true;
-	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)))
+	if (!SpmPageHasOpaque(page))
 		return false;
 	opaque = SpmPageGetOpaque(page);
 	return opaque->page_id == SPM_PAGE_ID && SpmPageIsFree(opaque) &&
@@ -170,7 +170,7 @@ SpmFreePages(Relation index, const BlockNumber *pages, int n)
 			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
 			page = GenericXLogRegisterBuffer(state, bufs[j], 0);
 			if (PageIsNew(page) ||
-				PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)) ||
+				!SpmPageHasOpaque(page) ||
 				SpmPageGetOpaque(page)->page_id != SPM_PAGE_ID)
 				SpmInitPage(page, SPM_PAGE_FREE, 0);
 			opaque = SpmPageGetOpaque(page);

@@ -64,7 +64,7 @@ SpmCheckPage(Relation index, Page page, BlockNumber blkno, SpmPageType type,
 	PageHeader	phdr = (PageHeader) page;
 
 	if (!PageIsNew(page) &&
-		PageGetSpecialSize(page) == MAXALIGN(sizeof(SpmPageOpaqueData)) &&
+		SpmPageHasOpaque(page) &&
 		phdr->pd_lower >= MAXALIGN(SizeOfPageHeaderData) &&
 		phdr->pd_lower <= phdr->pd_upper &&
 		phdr->pd_upper <= phdr->pd_special)

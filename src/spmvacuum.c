@@ -388,10 +388,9 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 			continue;
 		}
 		page = BufferGetPage(buf);
-		opaque = PageIsNew(page) ? NULL : SpmPageGetOpaque(page);
-		if (PageIsNew(page) ||
-			PageGetSpecialSize(page) != MAXALIGN(sizeof(SpmPageOpaqueData)) ||
-			opaque->page_id != SPM_PAGE_ID)
+		opaque = PageIsNew(page) || !SpmPageHasOpaque(page) ? NULL :
+			SpmPageGetOpaque(page);
+		if (opaque == NULL || opaque->page_id != SPM_PAGE_ID)
 			orphans[norphans++] = blkno;
 		else if (SpmPageIsFree(opaque))
 		{

@@ -83,8 +83,7 @@ errfinish(const char *filename, int lineno, const char *funcname)
 	fuzz_error.file = filename;
 	fuzz_error.line = lineno;
 	/* never right: fail here, where the stack shows the caller */
-	if (fuzz_error.code == ERRCODE_INTERNAL_ERROR ||
-		fuzz_error.code == ERRCODE_DATA_CORRUPTED)
+	if (fuzz_error.code == ERRCODE_INTERNAL_ERROR)
 		fuzz_fail("ERROR %s at %s:%d: %s",
 				  unpack_sql_state(fuzz_error.code), filename, lineno,
 				  fuzz_error.msg);
@@ -563,12 +562,35 @@ RelationGetNumberOfBlocksInFork(Relation relation, ForkNumber forkNum)
 Buffer
 ReadBuffer(Relation reln, BlockNumber blockNum)
 {
-	/* what the server says for a block past the end (md.c) */
+	/*
+	 * The server raises XX001 for a block past the end (md.c): the readers
+	 * must check their links first, so here it is a finding.
+	 */
 	if (blockNum >= (BlockNumber) npages)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not read block %u in file \"fuzz\": read only 0 of %d bytes",
-						blockNum, BLCKSZ)));
+		fuzz_fail("read of block %u past the end (%d blocks)", blockNum, npages);
+
+	/*
+	 * The header checks of PageIsVerifiedExtended, which the server applies
+	 * to every page it reads from disk (no checksums here): a page failing
+	 * them never reaches the extension.
+	 */
+	{
+		PageHeader	p = (PageHeader) LocalBufferBlockPointers[blockNum];
+		bool		ok;
+
+		UNPOISON(p, BLCKSZ);
+		ok = PageIsNew((Page) p) ?
+			true :
+			((p->pd_flags & ~PD_VALID_FLAG_BITS) == 0 &&
+			 p->pd_lower <= p->pd_upper && p->pd_upper <= p->pd_special &&
+			 p->pd_special <= BLCKSZ && p->pd_special == MAXALIGN(p->pd_special));
+		if (locks[blockNum] == 0)
+			POISON(p, BLCKSZ);
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid page in block %u of relation fuzz", blockNum)));
+	}
 	pins[blockNum]++;
 	return -(Buffer) blockNum - 1;
 }

@@ -36,6 +36,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use SpmTest;
+use SpmwTest;	# spmw_node: a started node with the extension
 
 my $seed = $ENV{SPM_TAP_SEED} // 20261130;
 srand($seed);
@@ -49,23 +50,16 @@ my $nshards = 3;
 my @shards;
 for my $i (1 .. $nshards)
 {
-	my $s = PostgreSQL::Test::Cluster->new("shard$i");
-	$s->init;
-	$s->append_conf('postgresql.conf', "fsync = off\nautovacuum = off\n");
-	$s->start;
+	my $s = spmw_node("shard$i", conf => "fsync = off\n");
 	$s->safe_psql('postgres', qq{
-CREATE EXTENSION sparsevec;
 CREATE TABLE docs (id int PRIMARY KEY, cat int NOT NULL, v sparsevec($dims));
 CREATE INDEX docs_v_idx ON docs USING sparse_maxscore (v);
 });
 	push @shards, $s;
 }
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-$coord->init;
-$coord->append_conf('postgresql.conf', "fsync = off\nautovacuum = off\n");
-$coord->start;
-my $setup = "CREATE EXTENSION sparsevec;\nCREATE EXTENSION postgres_fdw;\n"
+my $coord = spmw_node('coordinator', conf => "fsync = off\n");
+my $setup = "CREATE EXTENSION postgres_fdw;\n"
   . "CREATE TABLE docs_sh (id int NOT NULL, cat int NOT NULL, v sparsevec($dims)) PARTITION BY HASH (id);\n";
 for my $i (1 .. $nshards)
 {
@@ -73,7 +67,7 @@ for my $i (1 .. $nshards)
 	my $r = $i - 1;
 	$setup .= sprintf(qq{
 CREATE SERVER shard$i FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%s', dbname 'postgres',
-	extensions 'sparsevec', async_capable 'true', fetch_size '50', batch_size '200');
+	extensions 'sparsevec', async_capable 'true', fetch_size '50', batch_size '200', parallel_commit 'true');
 CREATE USER MAPPING FOR CURRENT_USER SERVER shard$i;
 CREATE FOREIGN TABLE docs_sh_$i PARTITION OF docs_sh FOR VALUES WITH (MODULUS $nshards, REMAINDER $r)
 	SERVER shard$i OPTIONS (table_name 'docs');

@@ -19,7 +19,8 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(dist_cmp dist_eq make_ref compare index_scan seq_scan_ref check_scans);
+our @EXPORT = qw(dist_cmp dist_eq make_ref compare index_scan seq_scan_ref check_scans
+  random_vector);
 
 # order of distances: ascending, NULL last
 sub dist_cmp
@@ -122,6 +123,31 @@ sub check_scans
 	is(scalar @problems, 0, "$label: $n scans equal a seq scan")
 	  or diag(join("\n", @problems[ 0 .. ($#problems < 4 ? $#problems : 4) ]));
 	return $n;
+}
+
+# a random weight: from {0.5, 1, 1.5, 2} if $tied, else uniform in
+# [0.01, 2.01) with 6 digits; negative with probability $negfrac
+sub random_weight
+{
+	my ($tied, $negfrac) = @_;
+	my $w = $tied ? (1 + int(rand(4))) / 2 : sprintf('%.6g', 0.01 + 2 * rand());
+	return rand() < $negfrac ? -$w : $w;
+}
+
+# a random vector as text (Perl's rand, so srand repeats it): up to $nnz
+# indices 1 .. $maxterm skewed towards small ones (long posting lists for
+# those), repeated draws collapse; all weights tied with probability
+# $tiedfrac, each negative with probability $negfrac
+sub random_vector
+{
+	my ($dims, $nnz, $maxterm, $tiedfrac, $negfrac) = @_;
+	my $tied = rand() < $tiedfrac;
+	my %e;
+	for (1 .. $nnz)
+	{
+		$e{ 1 + int($maxterm * rand()**2) } = random_weight($tied, $negfrac);
+	}
+	return '{' . join(',', map { "$_:$e{$_}" } sort { $a <=> $b } keys %e) . "}/$dims";
 }
 
 1;

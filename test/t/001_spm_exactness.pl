@@ -57,28 +57,7 @@ my $comparisons = 0;
 
 # ------------------------------------------------------------ random data
 
-# a random weight: from {0.5, 1, 1.5, 2} if $tied, else uniform in
-# [0.01, 2.01) with 6 digits; negative with probability $negfrac
-sub weight
-{
-	my ($tied, $negfrac) = @_;
-	my $w = $tied ? (1 + int(rand(4))) / 2 : sprintf('%.6g', 0.01 + 2 * rand());
-	return rand() < $negfrac ? -$w : $w;
-}
-
-# a random vector as text; indices 1 .. $maxterm skewed towards small
-# ones (long posting lists for those), repeated draws collapse
-sub vector
-{
-	my ($dims, $nnz, $maxterm, $tiedfrac, $negfrac) = @_;
-	my $tied = rand() < $tiedfrac;
-	my %e;
-	for (1 .. $nnz)
-	{
-		$e{ 1 + int($maxterm * rand()**2) } = weight($tied, $negfrac);
-	}
-	return '{' . join(',', map { "$_:$e{$_}" } sort { $a <=> $b } keys %e) . "}/$dims";
-}
+# random_vector (SpmTest) draws the rows and the queries
 
 # corpus: table name, rows, dims, terms used by rows, largest nnz, share of
 # rows with tied weights, share of negative weights
@@ -101,7 +80,7 @@ for my $c (@corpora)
 		my $v =
 			$r < 0.03 ? '\N'
 		  : $r < 0.06 ? "{}/$c->{dims}"
-		  : vector($c->{dims}, 1 + int(rand($c->{maxnnz})),
+		  : random_vector($c->{dims}, 1 + int(rand($c->{maxnnz})),
 			$c->{maxterm}, $c->{tiedfrac}, $c->{negfrac});
 		push @lines, "$id\t$v";
 	}
@@ -119,7 +98,7 @@ for my $c (@corpora)
 	for my $i (1 .. 37)
 	{
 		push @q,
-		  vector($c->{dims}, 1 + int(rand(60)),
+		  random_vector($c->{dims}, 1 + int(rand(60)),
 			$i % 3 == 0 ? $c->{dims} : $c->{maxterm},
 			$i % 5 == 0 ? 1 : 0,
 			$i % 3 == 1 ? 0.3 : 0);

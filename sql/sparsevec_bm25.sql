@@ -120,48 +120,12 @@ DROP TABLE bm25_vocab2;
 DROP TABLE bm25_vocab;
 
 --
--- The recipe (README "BM25 from text"), on seven documents
+-- The recipe (README "BM25 from text", examples/bm25/recipe.sql), on
+-- seven documents
 --
-CREATE TABLE bm25_docs (id bigint PRIMARY KEY, body text NOT NULL,
-	tsv tsvector, bm25 sparsevec(1000000));
-CREATE TABLE bm25_docs_vocab (lexeme text PRIMARY KEY,
-	dim integer GENERATED ALWAYS AS IDENTITY UNIQUE, df bigint NOT NULL DEFAULT 0);
-CREATE TABLE bm25_docs_stats (n_docs bigint NOT NULL, avgdl float8 NOT NULL, dims integer NOT NULL);
-INSERT INTO bm25_docs_stats VALUES (0, 1, 1000000);
-
-CREATE FUNCTION bm25_docs_row() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	NEW.tsv := to_tsvector('english', NEW.body);
-	INSERT INTO bm25_docs_vocab (lexeme)
-		SELECT l FROM unnest(tsvector_to_array(NEW.tsv)) l
-		WHERE NOT EXISTS (SELECT FROM bm25_docs_vocab v WHERE v.lexeme = l)
-		ORDER BY l
-		ON CONFLICT DO NOTHING;
-	SELECT bm25_document(NEW.tsv, 'bm25_docs_vocab', s.dims, s.avgdl) INTO NEW.bm25
-		FROM bm25_docs_stats s;
-	RETURN NEW;
-END $$;
-CREATE TRIGGER bm25_docs_row BEFORE INSERT OR UPDATE OF body ON bm25_docs
-	FOR EACH ROW EXECUTE FUNCTION bm25_docs_row();
-
-CREATE FUNCTION bm25_docs_refresh_df() RETURNS void LANGUAGE sql AS $$
-	WITH c AS (SELECT t.lexeme, count(*) AS df FROM bm25_docs d, unnest(d.tsv) t GROUP BY t.lexeme),
-	v AS (UPDATE bm25_docs_vocab v SET df = coalesce(c.df, 0)
-		FROM bm25_docs_vocab v0 LEFT JOIN c ON c.lexeme = v0.lexeme
-		WHERE v.lexeme = v0.lexeme AND v.df <> coalesce(c.df, 0))
-	UPDATE bm25_docs_stats SET n_docs = (SELECT count(*) FROM bm25_docs)
-$$;
-CREATE FUNCTION bm25_docs_refresh_avgdl() RETURNS void LANGUAGE sql AS $$
-	UPDATE bm25_docs_stats SET avgdl = coalesce((SELECT avg(bm25_doclen(tsv)) FROM bm25_docs), 1);
-	UPDATE bm25_docs SET bm25 = bm25_document(tsv, 'bm25_docs_vocab', s.dims, s.avgdl)
-		FROM bm25_docs_stats s;
-$$;
-CREATE FUNCTION bm25_docs_query(q text) RETURNS sparsevec LANGUAGE sql STABLE
-	RETURN (SELECT bm25_query(to_tsvector('english', q), 'bm25_docs_vocab', s.dims, s.n_docs)
-		FROM bm25_docs_stats s);
-
-CREATE INDEX bm25_docs_idx ON bm25_docs USING sparse_maxscore (bm25);
-INSERT INTO bm25_docs (id, body) VALUES
+CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
+\i examples/bm25/recipe.sql
+INSERT INTO docs (id, body) VALUES
 	(1, 'The quick brown fox jumps over the lazy dog'),
 	(2, 'A fox, a fox, and another fox'),
 	(3, 'Dogs chase cats; cats chase mice'),
@@ -169,47 +133,47 @@ INSERT INTO bm25_docs (id, body) VALUES
 	(5, 'The the the'),
 	(6, 'Brown dogs and brown foxes'),
 	(7, 'Lazy afternoons');
-SELECT bm25_docs_refresh_avgdl();
-SELECT bm25_docs_refresh_df();
-SELECT n_docs, avgdl, dims FROM bm25_docs_stats;
-SELECT lexeme, dim, df FROM bm25_docs_vocab ORDER BY dim;
-SELECT id, bm25 FROM bm25_docs ORDER BY id;
-SELECT bm25_docs_query('brown fox') AS q;
+SELECT docs_bm25_rebuild();
+SELECT n_docs, avgdl, dims FROM docs_bm25_stats;
+SELECT lexeme, dim, df FROM docs_vocab ORDER BY dim;
+SELECT id, bm25 FROM docs ORDER BY id;
+SELECT docs_bm25_query('brown fox') AS q;
 
 -- the BM25 scores: idf(brown) = ln(1 + 5.5/2.5) = 1.16315 (df 2 of 7),
 -- idf(fox) = ln(1 + 4.5/3.5) = 0.82668 (df 3); doc 6 = 1.16315 * 1.31343
 -- + 0.82668 * 0.93617 = 2.30163 ...
-SELECT id, round((-(bm25 <#> bm25_docs_query('brown fox')))::numeric, 5) AS bm25
-FROM bm25_docs ORDER BY bm25 <#> bm25_docs_query('brown fox'), id LIMIT 4;
+SELECT id, round((-(bm25 <#> docs_bm25_query('brown fox')))::numeric, 5) AS bm25
+FROM docs ORDER BY bm25 <#> docs_bm25_query('brown fox'), id LIMIT 4;
 -- ... against the formula computed here from the tsvectors
 SELECT d.id, round(sum(ln(1 + (7 - v.df + 0.5) / (v.df + 0.5))
 	* t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.dl / s.avgdl)))::numeric, 5) AS formula
-FROM bm25_docs d, bm25_docs_stats s,
+FROM docs d, docs_bm25_stats s,
 	LATERAL (SELECT u.lexeme, cardinality(u.positions) AS tf, bm25_doclen(d.tsv) AS dl FROM unnest(d.tsv) u) t,
-	bm25_docs_vocab v
+	docs_vocab v
 WHERE v.lexeme = t.lexeme AND t.lexeme IN ('brown', 'fox')
 GROUP BY d.id ORDER BY formula DESC, d.id LIMIT 4;
 
 -- exact through the index, with and without LIMIT and a filter
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM bm25_docs ORDER BY bm25 <#> bm25_docs_query('brown fox') LIMIT 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query('brown fox') LIMIT 3;
 RESET enable_seqscan;
-SELECT q, lim, spm_check(format('SELECT id, bm25 <#> bm25_docs_query(%L) AS d FROM bm25_docs ORDER BY bm25 <#> bm25_docs_query(%L)', q, q), lim)
+SELECT q, f, lim, spm_check(format('SELECT id, bm25 <#> docs_bm25_query(%1$L) AS d FROM docs WHERE %2$s ORDER BY bm25 <#> docs_bm25_query(%1$L)', q, f), lim)
 FROM unnest(ARRAY['brown fox', 'lazy dog', 'cats', 'the', 'unknown words']) q,
-	unnest(ARRAY[1, 3, NULL]) lim;
+	unnest(ARRAY['true', 'id % 2 = 1']) f, unnest(ARRAY[1, 3, NULL]) lim
+ORDER BY f, lim, q;
 
 -- an update re-derives the row's vector; new lexemes get new dims
-UPDATE bm25_docs SET body = 'A zebra' WHERE id = 4;
-SELECT lexeme, dim, df FROM bm25_docs_vocab WHERE lexeme = 'zebra';
-SELECT bm25_docs_refresh_df();
-SELECT id, -(bm25 <#> bm25_docs_query('zebra')) > 0 AS hit FROM bm25_docs ORDER BY bm25 <#> bm25_docs_query('zebra') LIMIT 1;
-DELETE FROM bm25_docs WHERE id = 2;
-SELECT bm25_docs_refresh_df();
-SELECT n_docs FROM bm25_docs_stats;
-SELECT df FROM bm25_docs_vocab WHERE lexeme = 'fox';
+UPDATE docs SET body = 'A zebra' WHERE id = 4;
+SELECT lexeme, dim, df FROM docs_vocab WHERE lexeme = 'zebra';
+SELECT docs_bm25_refresh();
+SELECT id, -(bm25 <#> docs_bm25_query('zebra')) > 0 AS hit FROM docs ORDER BY bm25 <#> docs_bm25_query('zebra') LIMIT 1;
+DELETE FROM docs WHERE id = 2;
+SELECT docs_bm25_refresh();
+SELECT n_docs FROM docs_bm25_stats;
+SELECT df FROM docs_vocab WHERE lexeme = 'fox';
 -- the vocabulary outgrowing the vectors
-UPDATE bm25_docs_stats SET dims = 3;
-INSERT INTO bm25_docs (id, body) VALUES (8, 'zebra fox');
-DROP TABLE bm25_docs;
-DROP FUNCTION bm25_docs_row, bm25_docs_refresh_df, bm25_docs_refresh_avgdl, bm25_docs_query;
-DROP TABLE bm25_docs_vocab, bm25_docs_stats;
+UPDATE docs_bm25_stats SET dims = 3;
+INSERT INTO docs (id, body) VALUES (8, 'zebra fox');
+DROP TABLE docs;
+DROP FUNCTION docs_bm25_row, docs_bm25_refresh, docs_bm25_rebuild, docs_bm25_query;
+DROP TABLE docs_vocab, docs_bm25_stats;

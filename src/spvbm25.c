@@ -45,12 +45,24 @@
 /* k1 above this makes no practical difference and risks overflow */
 #define BM25_MAX_K1		1000.0
 
-/* SPI plan for one vocabulary table, kept across calls of one expression */
+/*
+ * SPI plans for vocabulary tables, kept for the life of the backend: a
+ * trigger or a SQL function calls us with a fresh FmgrInfo every time, so
+ * fn_extra would not keep them.  A plan is reused only for the same OID
+ * under the same qualified name (the plan cache re-resolves the name when
+ * the table changes, so a rename must not reuse it).
+ */
+#define VOCAB_PLANS 8
+
 typedef struct VocabPlan
 {
 	Oid			relid;
-	SPIPlanPtr	plan;
+	char	   *qualname;		/* in TopMemoryContext */
+	SPIPlanPtr	plan;			/* kept (SPI_keepplan) */
 } VocabPlan;
+
+static VocabPlan vocab_plans[VOCAB_PLANS];
+static int	vocab_next_victim = 0;
 
 /* what the vocabulary says about one lexeme of the tsvector */
 typedef struct VocabHit
@@ -95,53 +107,67 @@ DocLength(TSVector tsv)
  * ARRPTR(tsv)[i].
  */
 static void
-LookupVocabulary(FunctionCallInfo fcinfo, Oid relid, TSVector tsv, VocabHit *hits)
+LookupVocabulary(Oid relid, TSVector tsv, VocabHit *hits)
 {
-	VocabPlan  *vp = (VocabPlan *) fcinfo->flinfo->fn_extra;
+	VocabPlan  *vp = NULL;
 	WordEntry  *we = ARRPTR(tsv);
 	Datum	   *lexemes;
 	Datum		arg;
 	char		nulls = ' ';
 	int			ret;
+	char	   *relname;
+	Oid			nsp;
+	char	   *qualname;
 
 	for (int i = 0; i < tsv->size; i++)
 		hits[i].found = false;
 	if (tsv->size == 0)
 		return;
 
+	relname = get_rel_name(relid);
+	nsp = get_rel_namespace(relid);
+	if (relname == NULL || !OidIsValid(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("vocabulary relation with OID %u does not exist", relid)));
+	qualname = quote_qualified_identifier(get_namespace_name(nsp), relname);
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	if (vp == NULL || vp->relid != relid)
+	for (int i = 0; i < VOCAB_PLANS; i++)
 	{
-		char	   *relname = get_rel_name(relid);
-		Oid			nsp = get_rel_namespace(relid);
-		char	   *nspname;
+		if (vocab_plans[i].plan && vocab_plans[i].relid == relid &&
+			strcmp(vocab_plans[i].qualname, qualname) == 0)
+		{
+			vp = &vocab_plans[i];
+			break;
+		}
+	}
+	if (vp == NULL)
+	{
 		char	   *sql;
 		Oid			argtype = TEXTARRAYOID;
 		SPIPlanPtr	plan;
 
-		if (relname == NULL || !OidIsValid(nsp))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("vocabulary relation with OID %u does not exist", relid)));
-		nspname = get_namespace_name(nsp);
 		sql = psprintf("SELECT lexeme, dim, df FROM %s "
-					   "WHERE lexeme OPERATOR(pg_catalog.=) ANY ($1)",
-					   quote_qualified_identifier(nspname, relname));
+					   "WHERE lexeme OPERATOR(pg_catalog.=) ANY ($1)", qualname);
 		plan = SPI_prepare(sql, 1, &argtype);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
 				 SPI_result_code_string(SPI_result));
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "SPI_keepplan failed");
-		if (vp == NULL)
-			vp = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(VocabPlan));
-		else if (vp->plan)
+		vp = &vocab_plans[vocab_next_victim];
+		vocab_next_victim = (vocab_next_victim + 1) % VOCAB_PLANS;
+		if (vp->plan)
+		{
 			SPI_freeplan(vp->plan);
+			pfree(vp->qualname);
+		}
 		vp->relid = relid;
+		vp->qualname = MemoryContextStrdup(TopMemoryContext, qualname);
 		vp->plan = plan;
-		fcinfo->flinfo->fn_extra = vp;
 	}
 
 	lexemes = palloc(sizeof(Datum) * tsv->size);
@@ -371,7 +397,7 @@ spv_bm25_document(PG_FUNCTION_ARGS)
 	dl = DocLength(tsv);
 	hits = palloc(sizeof(VocabHit) * Max(tsv->size, 1));
 	elems = palloc(sizeof(Bm25Elem) * Max(tsv->size, 1));
-	LookupVocabulary(fcinfo, relid, tsv, hits);
+	LookupVocabulary(relid, tsv, hits);
 
 	norm = k1 * (1.0 - b + b * (double) dl / avgdl);
 	for (int i = 0; i < tsv->size; i++)
@@ -420,7 +446,7 @@ spv_bm25_query(PG_FUNCTION_ARGS)
 
 	hits = palloc(sizeof(VocabHit) * Max(tsv->size, 1));
 	elems = palloc(sizeof(Bm25Elem) * Max(tsv->size, 1));
-	LookupVocabulary(fcinfo, relid, tsv, hits);
+	LookupVocabulary(relid, tsv, hits);
 
 	for (int i = 0; i < tsv->size; i++)
 	{

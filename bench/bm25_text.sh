@@ -27,8 +27,10 @@ bm25_text_arm() {
 
 	# the corpus as COPY text, and queries of 1 to 4 of its words
 	find "$dir" -type f -size -10M -print0 2>/dev/null | sort -z | head -z -n "$BM25_MAX_FILES" |
-		perl -0 -ne 'chomp; next unless -T $_; open(my $f, "<", $_) or next;
+		perl -MEncode -0 -ne 'BEGIN { binmode STDOUT, ":utf8" }
+			chomp; next unless -T $_; open(my $f, "<", $_) or next;
 			local $/ = \102400; my $t = <$f> // ""; close $f;
+			$t = Encode::decode("UTF-8", $t, Encode::FB_DEFAULT);
 			$t =~ s/\x00/ /g; $t =~ s/\\/\\\\/g; $t =~ s/\t/\\t/g; $t =~ s/\n/\\n/g; $t =~ s/\r/\\r/g;
 			next unless $t =~ /[A-Za-z]{3}/; print ++$n, "\t", $t, "\n"' >"$d/docs.tsv"
 	ndocs=$(wc -l <"$d/docs.tsv")

@@ -103,12 +103,13 @@ DocLength(TSVector tsv)
 }
 
 /*
- * Look up every lexeme of tsv in the vocabulary table; hits[i] describes
- * ARRPTR(tsv)[i].
+ * Look up every lexeme of tsv in the vocabulary table; returns hits, where
+ * hits[i] describes ARRPTR(tsv)[i] (palloc'd, at least one element).
  */
-static void
-LookupVocabulary(Oid relid, TSVector tsv, VocabHit *hits)
+static VocabHit *
+LookupVocabulary(Oid relid, TSVector tsv)
 {
+	VocabHit   *hits = palloc(sizeof(VocabHit) * Max(tsv->size, 1));
 	VocabPlan  *vp = NULL;
 	WordEntry  *we = ARRPTR(tsv);
 	Datum	   *lexemes;
@@ -122,7 +123,7 @@ LookupVocabulary(Oid relid, TSVector tsv, VocabHit *hits)
 	for (int i = 0; i < tsv->size; i++)
 		hits[i].found = false;
 	if (tsv->size == 0)
-		return;
+		return hits;
 
 	relname = get_rel_name(relid);
 	nsp = get_rel_namespace(relid);
@@ -245,6 +246,7 @@ LookupVocabulary(Oid relid, TSVector tsv, VocabHit *hits)
 	}
 
 	SPI_finish();
+	return hits;
 }
 
 /* a vocabulary dimension must fit the vectors */
@@ -395,9 +397,8 @@ spv_bm25_document(PG_FUNCTION_ARGS)
 				 errmsg("b must be between 0 and 1, not %g", b)));
 
 	dl = DocLength(tsv);
-	hits = palloc(sizeof(VocabHit) * Max(tsv->size, 1));
+	hits = LookupVocabulary(relid, tsv);
 	elems = palloc(sizeof(Bm25Elem) * Max(tsv->size, 1));
-	LookupVocabulary(relid, tsv, hits);
 
 	norm = k1 * (1.0 - b + b * (double) dl / avgdl);
 	for (int i = 0; i < tsv->size; i++)
@@ -432,21 +433,18 @@ Datum
 spv_bm25_query(PG_FUNCTION_ARGS)
 {
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
-	Oid			relid = PG_GETARG_OID(1);
 	int32		dims = PG_GETARG_INT32(2);
 	int64		n = PG_GETARG_INT64(3);
-	WordEntry  *we = ARRPTR(tsv);
+	Oid			relid;
 	VocabHit   *hits;
-	Bm25Elem   *elems;
+	Bm25Elem   *elems = palloc(sizeof(Bm25Elem) * Max(tsv->size, 1));
 	int			nelems = 0;
 
 	CheckDimsArg(dims);
 	if (n < 0)
 		(void) Idf(n, 0, NULL);
-
-	hits = palloc(sizeof(VocabHit) * Max(tsv->size, 1));
-	elems = palloc(sizeof(Bm25Elem) * Max(tsv->size, 1));
-	LookupVocabulary(relid, tsv, hits);
+	relid = PG_GETARG_OID(1);
+	hits = LookupVocabulary(relid, tsv);
 
 	for (int i = 0; i < tsv->size; i++)
 	{
@@ -455,7 +453,7 @@ spv_bm25_query(PG_FUNCTION_ARGS)
 		if (!hits[i].found)
 			continue;
 		CheckVocabDim(tsv, i, hits[i].dim, dims);
-		lexeme = pnstrdup(STRPTR(tsv) + we[i].pos, we[i].len);
+		lexeme = pnstrdup(STRPTR(tsv) + ARRPTR(tsv)[i].pos, ARRPTR(tsv)[i].len);
 		elems[nelems].index = hits[i].dim - 1;
 		elems[nelems].value = StoreWeight(Idf(n, hits[i].df, lexeme));
 		nelems++;

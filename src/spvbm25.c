@@ -33,6 +33,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "nodes/parsenodes.h"
 #include "fmgr.h"
 #include "tsearch/ts_type.h"
 #include "tsearch/ts_utils.h"
@@ -153,7 +154,13 @@ LookupVocabulary(Oid relid, TSVector tsv)
 
 		sql = psprintf("SELECT lexeme, dim, df FROM %s "
 					   "WHERE lexeme OPERATOR(pg_catalog.=) ANY ($1)", qualname);
-		plan = SPI_prepare(sql, 1, &argtype);
+		/*
+		 * Custom plans only: a vocabulary grows from empty, and a generic
+		 * plan made while it was small (a seq scan) would stay for the life
+		 * of the backend unless something analyzes the table.  A custom plan
+		 * sees the table's current size and the array's length.
+		 */
+		plan = SPI_prepare_cursor(sql, 1, &argtype, CURSOR_OPT_CUSTOM_PLAN);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
 				 SPI_result_code_string(SPI_result));

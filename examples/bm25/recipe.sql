@@ -35,11 +35,15 @@ INSERT INTO docs_bm25_stats VALUES (0, 1, 10000000, 1.2, 0.75);
 CREATE FUNCTION docs_bm25_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	NEW.tsv := to_tsvector('english', NEW.body);
-	INSERT INTO docs_vocab (lexeme)
-		SELECT l FROM unnest(tsvector_to_array(NEW.tsv)) l
+	-- EXECUTE: planned each time for the vocabulary's current size (a
+	-- cached plan made while it was small would scan all of it per row);
+	-- NOT EXISTS first, since ON CONFLICT alone would burn a dim per
+	-- lexeme already there
+	EXECUTE 'INSERT INTO docs_vocab (lexeme)
+		SELECT l FROM unnest(tsvector_to_array($1)) l
 		WHERE NOT EXISTS (SELECT FROM docs_vocab v WHERE v.lexeme = l)
 		ORDER BY l
-		ON CONFLICT DO NOTHING;
+		ON CONFLICT DO NOTHING' USING NEW.tsv;
 	SELECT bm25_document(NEW.tsv, 'docs_vocab', s.dims, s.avgdl, s.k1, s.b) INTO NEW.bm25
 		FROM docs_bm25_stats s;
 	RETURN NEW;

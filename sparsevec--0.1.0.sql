@@ -385,3 +385,42 @@ CREATE FUNCTION sparse_maxscore_verify(regclass) RETURNS text
 
 COMMENT ON FUNCTION sparse_maxscore_verify(regclass) IS
 	'check the structural invariants of a sparse_maxscore index; raises an error on the first violation';
+
+------------------------------------------------------------------------
+-- BM25 from text search vectors (tsvector)
+------------------------------------------------------------------------
+
+-- A document's vector holds BM25's saturated term frequencies, a query's
+-- vector the idf of its lexemes, so doc <#> query is minus the BM25 score
+-- and sparse_maxscore returns the exact BM25 top k.  The caller names a
+-- vocabulary table (lexeme text, dim integer, df bigint); the functions
+-- read it under the caller's privileges with a schema-qualified query, so
+-- they do not depend on search_path.  They never write: keeping the
+-- vocabulary and the statistics current is the recipe's part (README
+-- "BM25 from text", doc/decisions.md).  Reading a table makes
+-- bm25_document and bm25_query STABLE; the other two are IMMUTABLE.
+
+CREATE FUNCTION bm25_doclen(tsvector) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'spv_bm25_doclen' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bm25_doclen(tsvector) IS
+	'BM25 document length: the number of positions in a tsvector';
+
+CREATE FUNCTION bm25_idf(n_docs bigint, df bigint) RETURNS float8
+	AS 'MODULE_PATHNAME', 'spv_bm25_idf' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bm25_idf(bigint, bigint) IS
+	'BM25 inverse document frequency ln(1 + (n_docs - df + 0.5) / (df + 0.5))';
+
+CREATE FUNCTION bm25_document(doc tsvector, vocab regclass, dims integer, avgdl float8,
+		k1 float8 DEFAULT 1.2, b float8 DEFAULT 0.75) RETURNS sparsevec
+	AS 'MODULE_PATHNAME', 'spv_bm25_document' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bm25_document(tsvector, regclass, integer, float8, float8, float8) IS
+	'BM25 document vector: tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) at each lexeme''s dim in the vocabulary table';
+
+CREATE FUNCTION bm25_query(query tsvector, vocab regclass, dims integer, n_docs bigint) RETURNS sparsevec
+	AS 'MODULE_PATHNAME', 'spv_bm25_query' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bm25_query(tsvector, regclass, integer, bigint) IS
+	'BM25 query vector: bm25_idf(n_docs, df) at the dim of each query lexeme found in the vocabulary table';

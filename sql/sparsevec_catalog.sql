@@ -27,13 +27,19 @@ WHERE d.refclassid = 'pg_extension'::regclass
 	AND ('sparsevec'::regtype = ANY (p.proargtypes) OR p.prorettype = 'sparsevec'::regtype)
 	AND (p.provolatile <> 'i' OR NOT p.proisstrict OR p.proparallel <> 's'
 		OR p.prolang <> (SELECT oid FROM pg_language WHERE lanname = 'c')
-		OR p.prosrc NOT LIKE 'spv\_%');
+		OR p.prosrc NOT LIKE 'spv\_%')
+	AND p.proname NOT LIKE 'bm25\_%';  -- listed below
 
 -- the functions, operators and casts on sparsevec
 SELECT p.oid::regprocedure AS function, p.prorettype::regtype AS returns, p.prosrc AS symbol
 FROM pg_proc p
-WHERE 'sparsevec'::regtype = ANY (p.proargtypes) OR p.prorettype = 'sparsevec'::regtype
+WHERE ('sparsevec'::regtype = ANY (p.proargtypes) OR p.prorettype = 'sparsevec'::regtype)
+	AND p.proname NOT LIKE 'bm25\_%'
 ORDER BY 1::text;
+-- the BM25 functions: those that read the vocabulary table are STABLE
+SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel, p.prosrc,
+	obj_description(p.oid, 'pg_proc') IS NOT NULL AS has_comment
+FROM pg_proc p WHERE p.proname LIKE 'bm25\_%' ORDER BY 1;
 SELECT o.oid::regoperator AS operator, o.oprcode AS function, o.oprcom::regoperator AS commutator,
 	o.oprnegate::regoperator AS negator
 FROM pg_operator o

@@ -1,0 +1,157 @@
+# bench/bm25_text.sh: the --bm25-text DIR arm of bench/run, sourced by it
+# (uses its sql, note, log, latency_stats, WORK, OUT, DSN, DURATION, NOTES,
+# BASE_PGOPTIONS).  See bench/README.md "BM25 from text".
+#
+# Corpus: every text file under DIR (up to BM25_MAX_FILES, each cut at
+# 100 kB), one document each.  Ranked two ways on the same tsvector
+# column:
+#   bm25_text    ORDER BY bm25 <#> docs_bm25_query(q) LIMIT 10, served by
+#                sparse_maxscore (examples/bm25/recipe.sql)
+#   ts_rank_gin  WHERE tsv @@ tq ORDER BY ts_rank(tsv, tq) DESC LIMIT 10,
+#                a GIN index on tsv; tq ORs the query's lexemes, so both
+#                rank the same candidate documents
+# Each runs under pgbench -M prepared, one client, DURATION s, a random
+# query per transaction, query building included.  Reported, not asserted:
+# how many of ts_rank's top 10 are in BM25's top 10 (different rankings).
+# Checked: BM25 through the index returns the distances of a seq scan.
+
+BM25_MAX_FILES=${BM25_MAX_FILES:-20000}
+BM25_NQ=${BM25_NQ:-200}
+
+bm25_text_arm() {
+	local dir=$1 d=$WORK/bm25_text ndocs nq t0 load_s build_s gin_s stats plan forced=no
+	local lat_b lat_t tps_b tps_t overlap exact
+	mkdir -p "$d"
+	log "bm25_text: corpus from $dir"
+	[ -d "$dir" ] || { NOTES+=("bm25_text: $dir is not a directory: arm skipped"); return 0; }
+
+	# the corpus as COPY text, and queries of 1 to 4 of its words
+	find "$dir" -type f -size -10M -print0 2>/dev/null | sort -z | head -z -n "$BM25_MAX_FILES" |
+		perl -MEncode -0 -ne 'BEGIN { binmode STDOUT, ":utf8" }
+			chomp; next unless -T $_; open(my $f, "<", $_) or next;
+			local $/ = \102400; my $t = <$f> // ""; close $f;
+			$t = Encode::decode("UTF-8", $t, Encode::FB_DEFAULT);
+			$t =~ s/\x00/ /g; $t =~ s/\\/\\\\/g; $t =~ s/\t/\\t/g; $t =~ s/\n/\\n/g; $t =~ s/\r/\\r/g;
+			next unless $t =~ /[A-Za-z]{3}/; print ++$n, "\t", $t, "\n"' >"$d/docs.tsv"
+	ndocs=$(wc -l <"$d/docs.tsv")
+	[ "$ndocs" -ge 100 ] || { NOTES+=("bm25_text: only $ndocs text files under $dir: arm skipped"); return 0; }
+	perl -e 'srand(11); my @w; while (<STDIN>) { my ($id, $t) = split /\t/, $_, 2;
+			push @w, grep { length($_) < 20 } ($t =~ /\b([A-Za-z]{3,})\b/g) }
+		for my $q (1 .. $ARGV[0]) { print $q, "\t", join(" ", map { $w[rand @w] } 1 .. 1 + ($q % 4)), "\n" }' \
+		"$BM25_NQ" <"$d/docs.tsv" >"$d/queries.tsv"
+	nq=$(wc -l <"$d/queries.tsv")
+
+	sql -c "DROP TABLE IF EXISTS docs, docs_vocab, docs_bm25_stats, bm25_queries CASCADE" \
+		-c "DROP FUNCTION IF EXISTS docs_bm25_row, docs_bm25_refresh, docs_bm25_rebuild"
+	t0=$(now)
+	sql -1 -c "CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL)" \
+		-c "\\copy docs FROM '$d/docs.tsv'"
+	load_s=$(elapsed "$t0")
+	t0=$(now)
+	sql -f "$ROOT/examples/bm25/recipe.sql" >/dev/null
+	build_s=$(elapsed "$t0")
+	t0=$(now)
+	sql -c "CREATE INDEX docs_tsv_gin ON docs USING gin (tsv)" -c "VACUUM ANALYZE docs" \
+		-c "VACUUM ANALYZE docs_vocab"
+	gin_s=$(elapsed "$t0")
+	sql -1 -c "CREATE TABLE bm25_queries (qid int PRIMARY KEY, q text NOT NULL, tq tsquery)" \
+		-c "\\copy bm25_queries (qid, q) FROM '$d/queries.tsv'" \
+		-c "UPDATE bm25_queries SET tq = nullif(array_to_string(tsvector_to_array(to_tsvector('english', q)), ' | '), '')::tsquery" \
+		-c "ANALYZE bm25_queries"
+	stats=$(sql -c "SELECT format('%s documents, avgdl %s, %s lexemes, table %s, sparse_maxscore %s, GIN %s',
+		n_docs, round(avgdl::numeric, 1), (SELECT count(*) FROM docs_vocab),
+		pg_size_pretty(pg_table_size('docs')), pg_size_pretty(pg_relation_size('docs_bm25_idx')),
+		pg_size_pretty(pg_relation_size('docs_tsv_gin'))) FROM docs_bm25_stats")
+	note "bm25_text: $stats; load ${load_s} s, recipe (vocabulary, vectors, index) ${build_s} s, GIN ${gin_s} s"
+
+	# the plans; BM25 must scan the sparse_maxscore index
+	plan=$(sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = 1)) LIMIT 10")
+	local opts=
+	if ! grep -q "Index Scan using docs_bm25_idx" <<<"$plan"; then
+		forced=yes opts="-c enable_seqscan=off"
+	fi
+	{ echo "### bm25_text"; PGOPTIONS="$BASE_PGOPTIONS $opts" sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = 1)) LIMIT 10"
+	  echo; echo "### ts_rank_gin"; sql -c "EXPLAIN SELECT id FROM docs, (SELECT tq FROM bm25_queries WHERE qid = 1) x WHERE tsv @@ x.tq ORDER BY ts_rank(tsv, x.tq) DESC LIMIT 10"; echo; } >>"$OUT/plans.txt"
+
+	# exactness (index against seq scan, distances bit for bit) and overlap
+	read -r exact overlap < <(PGOPTIONS="$BASE_PGOPTIONS" sql <<-'EOSQL'
+		CREATE TEMP TABLE r AS
+		SELECT qid, q, tq, NULL::float8[] AS di, NULL::float8[] AS ds, NULL::bigint[] AS bi, NULL::bigint[] AS ti
+		FROM bm25_queries;
+		DO $$
+		DECLARE x record;
+		BEGIN
+			FOR x IN SELECT qid, q, tq FROM r LOOP
+				PERFORM set_config('enable_seqscan', 'off', true);
+				UPDATE r SET di = (SELECT array_agg(dd ORDER BY n) FROM (SELECT row_number() OVER () n, dd FROM
+					(SELECT bm25 <#> docs_bm25_query(x.q) dd FROM docs ORDER BY bm25 <#> docs_bm25_query(x.q) LIMIT 10) a) b),
+					bi = (SELECT array_agg(id) FROM (SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query(x.q) LIMIT 10) a)
+				WHERE qid = x.qid;
+				PERFORM set_config('enable_seqscan', 'on', true);
+				PERFORM set_config('enable_indexscan', 'off', true);
+				UPDATE r SET ds = (SELECT array_agg(dd ORDER BY n) FROM (SELECT row_number() OVER () n, dd FROM
+					(SELECT bm25 <#> docs_bm25_query(x.q) dd FROM docs ORDER BY 1 LIMIT 10) a) b)
+				WHERE qid = x.qid;
+				PERFORM set_config('enable_indexscan', 'on', true);
+				UPDATE r SET ti = (SELECT array_agg(id) FROM (SELECT id FROM docs WHERE tsv @@ x.tq
+					ORDER BY ts_rank(tsv, x.tq) DESC, id LIMIT 10) a)
+				WHERE qid = x.qid;
+			END LOOP;
+		END $$;
+		SELECT format('%s/%s', count(*) FILTER (WHERE di IS NOT DISTINCT FROM ds), count(*)),
+			coalesce(round(avg((SELECT count(*) FROM unnest(ti) t WHERE t = ANY (bi))) FILTER (WHERE cardinality(ti) > 0), 2)::text, 'n/a')
+			|| format(' (%s queries with matches)', count(*) FILTER (WHERE cardinality(ti) > 0))
+		FROM r;
+	EOSQL
+	)
+	note "bm25_text: exact (index = seq scan) $exact; ts_rank's top 10 in BM25's top 10: $overlap"
+	[ "${exact%%/*}" = "${exact##*/}" ] || { NOTES+=("bm25_text: the index differed from a seq scan: $exact"); FAILED=1; }
+
+	# latency
+	printf '\\set qid random(1, %s)\nSELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = :qid)) LIMIT 10;\n' \
+		"$nq" >"$d/bm25.sql"
+	printf '\\set qid random(1, %s)\nSELECT id FROM docs, (SELECT tq FROM bm25_queries WHERE qid = :qid) x WHERE tsv @@ x.tq ORDER BY ts_rank(tsv, x.tq) DESC LIMIT 10;\n' \
+		"$nq" >"$d/tsrank.sql"
+	local arm script lat tps
+	for arm in bm25_text ts_rank_gin; do
+		script=$d/bm25.sql
+		local o=$opts
+		[ $arm = ts_rank_gin ] && script=$d/tsrank.sql o=
+		note "arm $arm: pgbench -M prepared -c 1 -T $DURATION"
+		rm -f "$d/log_$arm".*
+		if ! PGOPTIONS="$BASE_PGOPTIONS $o" pgbench -n -M prepared -c 1 -T "$DURATION" -l \
+			--log-prefix="$d/log_$arm" -f "$script" "$DSN" >"$d/$arm.out" 2>"$d/$arm.err"; then
+			NOTES+=("bm25_text: arm $arm failed in pgbench: $(tail -n 1 "$d/$arm.err")")
+			FAILED=1
+			continue
+		fi
+		lat=$(latency_stats "$d/$arm.sorted" "$d/log_$arm".*)
+		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$d/$arm.out" | tail -n 1)
+		[ $arm = bm25_text ] && lat_b=$lat tps_b=$tps
+		[ $arm = ts_rank_gin ] && lat_t=$lat tps_t=$tps
+	done
+
+	{
+		echo "## BM25 from text against ts_rank (\`--bm25-text $dir\`)"
+		echo
+		echo "Corpus: the text files under \`$dir\` (one document each, cut at 100 kB): $stats."
+		echo "$nq queries of 1 to 4 words drawn from the corpus; \`to_tsvector('english', ...)\` on both sides."
+		echo "Loaded in $load_s s; the recipe (vocabulary, BM25 vectors, sparse_maxscore index) took $build_s s; the GIN index $gin_s s."
+		[ $forced = yes ] && echo "The BM25 arm ran with enable_seqscan=off (forced): the planner did not choose the index by itself."
+		echo
+		echo "| arm | query | p50 ms | p90 ms | p99 ms | mean ms | TPS |"
+		echo "|---|---|---|---|---|---|---|"
+		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "| `bm25_text` | `ORDER BY bm25 <#> docs_bm25_query(q) LIMIT 10` (sparse_maxscore) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_b"
+		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" '{ printf "| `ts_rank_gin` | `WHERE tsv @@ tq ORDER BY ts_rank(tsv, tq) DESC LIMIT 10` (GIN) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_t"
+		echo
+		echo "- BM25 through the index equals a seq scan (distances bit for bit, LIMIT 10): $exact queries."
+		echo "- ts_rank's top 10 and BM25's top 10 share on average $overlap of 10 rows (ties at ts_rank's 10th place broken by id)."
+		echo "  They are different rankings (ts_rank does not use idf nor BM25's saturation): reported, not asserted."
+		echo
+	} >"$WORK/bm25_text.md"
+	{
+		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "arm=bm25_text p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a\n", $1, $3, t }' <<<"$lat_b"
+		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" -v o="${overlap%% *}" '{ printf "arm=ts_rank_gin p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a overlap_with_bm25@10=%s\n", $1, $3, t, o }' <<<"$lat_t"
+	} >"$WORK/bm25_text.summary"
+	cat "$WORK/bm25_text.summary" | sed 's/^/    /'
+}

@@ -195,22 +195,31 @@ typedef struct IdSet
 	int64_t    *id;
 } IdSet;
 
-static int
-idset_has(const IdSet *set, int64_t id)
+/* the first position of sorted a[0..n-1] holding a value >= id */
+static int64_t
+lower_bound(const int64_t *a, int64_t n, int64_t id)
 {
 	int64_t		lo = 0,
-				hi = set->n;
+				hi = n;
 
 	while (lo < hi)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (set->id[mid] < id)
+		if (a[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < set->n && set->id[lo] == id;
+	return lo;
+}
+
+static int
+idset_has(const IdSet *set, int64_t id)
+{
+	int64_t		i = lower_bound(set->id, set->n, id);
+
+	return i < set->n && set->id[i] == id;
 }
 
 /*
@@ -559,19 +568,9 @@ id_index(const Vecs *v, IdIndex *ix)
 static int64_t
 id_lookup(const IdIndex *ix, int64_t id)
 {
-	int64_t		lo = 0,
-				hi = ix->n;
+	int64_t		i = lower_bound(ix->id, ix->n, id);
 
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ix->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->n && ix->id[lo] == id ? ix->pos[lo] : -1;
+	return i < ix->n && ix->id[i] == id ? ix->pos[i] : -1;
 }
 
 typedef struct Row

@@ -2,9 +2,11 @@
  * bench/gen.c: a seeded, deterministic, SPLADE-shaped corpus and query
  * generator for the sparsevec benchmark.
  *
- *	 gen docs N [SEED]           documents 1..N as COPY text rows
+ *	 gen [--shape S] docs N [SEED]         documents 1..N as COPY text rows
  *	                             "id<TAB>{i:v,...}/30522" (1-based, ascending)
- *	 gen queries SET N [SEED]    queries 1..N of SET (skewed | flat), same format
+ *	 gen [--shape S] queries SET N [SEED]  queries 1..N of SET (skewed | flat),
+ *	                                       same format
+ *	 S is flat (the default) or topical (below).
  *
  * Rows go to stdout; progress and a one-line summary of the shape go to
  * stderr.  The same arguments give byte-identical output.  Every document
@@ -29,6 +31,27 @@
  * Weights are independent of term frequency.  In real SPLADE output,
  * frequent terms tend to get lower weights, which helps pruning; here they
  * do not, so this corpus is on the pessimistic side.
+ *
+ * The topical shape (--shape topical) keeps the lengths and the weights of
+ * each document and query, and changes only which terms it has.  There are
+ * N_TOPICS topics; topic t has TOPIC_CORE core terms, drawn without
+ * replacement from the global Zipf distribution, then shuffled, so a topic's
+ * most likely term is any of its core terms, often one that is rare in the
+ * corpus as a whole.  Drawing the cores from the global distribution keeps
+ * the document frequencies close to the flat shape's (the most common term
+ * in ~33% of documents instead of ~40%; a query term in ~5.6% of documents
+ * instead of ~6.6%), so the two shapes differ mainly in which terms occur
+ * together.  Within a topic, core term i is drawn with
+ * probability proportional to 1/(i + TOPIC_IN_C).  Topics are not equally
+ * popular: topic t is chosen with probability proportional to
+ * 1/(t + TOPIC_POP_C).  A document (or query) picks 1, 2 or 3 distinct
+ * topics (probabilities TOPIC_K1, TOPIC_K2, rest) with mixing weights
+ * 1 | .65 .35 | .5 .3 .2; each of its terms comes with probability
+ * TOPIC_SHARE from one of its topics and otherwise from the global Zipf
+ * distribution (a repeat is drawn again, so long documents of a single topic
+ * take more global terms).  Every document draws its topics from its own
+ * PRNG stream, so document ids are in random order with respect to topics:
+ * an index gets no help from the generator's topic ids.
  *
  * Weights are written with 4 significant digits ("0.01234", "1.5").  The
  * float a weight stands for is whatever strtof() makes of that text, which
@@ -67,10 +90,20 @@
 #define FLAT_W_MEDIAN	0.5
 #define FLAT_W_SIGMA	0.5
 
+/* the topical shape (see the header comment) */
+#define N_TOPICS		3000
+#define TOPIC_CORE		256
+#define TOPIC_IN_C		5.0
+#define TOPIC_POP_C		30.0
+#define TOPIC_SHARE		0.7
+#define TOPIC_K1		0.5		/* P(1 topic) */
+#define TOPIC_K2		0.3		/* P(2 topics); 3 topics otherwise */
+#define TOPIC_MAXK		3
+
 /* PRNG streams */
 enum
 {
-	STREAM_PERM = 1, STREAM_DOC, STREAM_SKEWED, STREAM_FLAT
+	STREAM_PERM = 1, STREAM_DOC, STREAM_SKEWED, STREAM_FLAT, STREAM_TOPIC
 };
 
 /* ------------------------------------------------------------------ PRNG */
@@ -272,28 +305,43 @@ weight_draw(const WeightDist *d, Rng *r)
 
 /* ------------------------------------------------- term distribution */
 
-/* Vose's alias table over ranks, and the rank -> term id permutation */
-static uint32_t alias_prob[VOCAB];	/* acceptance threshold, scaled to 2^32 */
-static uint32_t alias_other[VOCAB];
-static uint32_t rank_term[VOCAB];
+/* Vose's alias table: draws i in [0, n) with probability w[i] / sum(w) */
+typedef struct Alias
+{
+	int			n;
+	uint32_t   *prob;			/* acceptance threshold, scaled to 2^32 */
+	uint32_t   *other;
+} Alias;
 
 static void
-terms_init(uint64_t seed)
+alias_init(Alias *a, const double *w, int n)
 {
-	static double p[VOCAB];
-	static uint32_t small[VOCAB],
-				large[VOCAB];
+	double	   *p = malloc(n * sizeof(double));
+	uint32_t   *small = malloc(n * sizeof(uint32_t));
+	uint32_t   *large = malloc(n * sizeof(uint32_t));
 	int			ns = 0,
 				nl = 0;
 	double		sum = 0.0;
-	Rng			r;
 	int			i;
 
-	for (i = 0; i < VOCAB; i++)
-		sum += p[i] = pow(i + 1 + ZIPF_C, -ZIPF_S);
-	for (i = 0; i < VOCAB; i++)
+	if (!p || !small || !large)
 	{
-		p[i] = p[i] / sum * VOCAB;
+		perror("gen: malloc");
+		exit(1);
+	}
+	a->n = n;
+	a->prob = malloc(n * sizeof(uint32_t));
+	a->other = malloc(n * sizeof(uint32_t));
+	if (!a->prob || !a->other)
+	{
+		perror("gen: malloc");
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	for (i = 0; i < n; i++)
+	{
+		p[i] = w[i] / sum * n;
 		if (p[i] < 1.0)
 			small[ns++] = i;
 		else
@@ -304,8 +352,8 @@ terms_init(uint64_t seed)
 		uint32_t	s = small[--ns];
 		uint32_t	l = large[nl - 1];
 
-		alias_prob[s] = (uint32_t) (p[s] * 4294967296.0);
-		alias_other[s] = l;
+		a->prob[s] = (uint32_t) (p[s] * 4294967296.0);
+		a->other[s] = l;
 		p[l] -= 1.0 - p[s];
 		if (p[l] < 1.0)
 		{
@@ -317,16 +365,69 @@ terms_init(uint64_t seed)
 	{
 		uint32_t	l = large[--nl];
 
-		alias_prob[l] = UINT32_MAX;
-		alias_other[l] = l;
+		a->prob[l] = UINT32_MAX;
+		a->other[l] = l;
 	}
 	while (ns > 0)
 	{
 		uint32_t	s = small[--ns];
 
-		alias_prob[s] = UINT32_MAX;
-		alias_other[s] = s;
+		a->prob[s] = UINT32_MAX;
+		a->other[s] = s;
 	}
+	free(p);
+	free(small);
+	free(large);
+}
+
+static inline uint32_t
+alias_draw(const Alias *a, Rng *r)
+{
+	uint64_t	x = rng_next(r);
+	uint32_t	i = (uint32_t) (((x >> 32) * (uint64_t) a->n) >> 32);
+
+	if ((uint32_t) x >= a->prob[i])
+		i = a->other[i];
+	return i;
+}
+
+/* Zipf-like weights 1/(i + 1 + c)^s, i in [0, n) */
+static double *
+zipf_weights(int n, double c, double s)
+{
+	double	   *w = malloc(n * sizeof(double));
+	int			i;
+
+	if (!w)
+	{
+		perror("gen: malloc");
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		w[i] = pow(i + 1 + c, -s);
+	return w;
+}
+
+/* uniform integer in [0, n) */
+static inline uint32_t
+rng_below(Rng *r, uint32_t n)
+{
+	return (uint32_t) (((rng_next(r) >> 32) * (uint64_t) n) >> 32);
+}
+
+/* the global term distribution over ranks, and the rank -> term id permutation */
+static Alias term_alias;
+static uint32_t rank_term[VOCAB];
+
+static void
+terms_init(uint64_t seed)
+{
+	double	   *w = zipf_weights(VOCAB, ZIPF_C, ZIPF_S);
+	Rng			r;
+	int			i;
+
+	alias_init(&term_alias, w, VOCAB);
+	free(w);
 
 	/* Fisher-Yates: rank -> term id */
 	rng_seed(&r, seed, STREAM_PERM, 0);
@@ -334,7 +435,7 @@ terms_init(uint64_t seed)
 		rank_term[i] = i;
 	for (i = VOCAB - 1; i > 0; i--)
 	{
-		uint32_t	j = (uint32_t) (((rng_next(&r) >> 32) * (uint64_t) (i + 1)) >> 32);
+		uint32_t	j = rng_below(&r, (uint32_t) i + 1);
 		uint32_t	t = rank_term[i];
 
 		rank_term[i] = rank_term[j];
@@ -345,12 +446,57 @@ terms_init(uint64_t seed)
 static inline uint32_t
 term_draw(Rng *r)
 {
-	uint64_t	x = rng_next(r);
-	uint32_t	rank = (uint32_t) (((x >> 32) * (uint64_t) VOCAB) >> 32);
+	return rank_term[alias_draw(&term_alias, r)];
+}
 
-	if ((uint32_t) x >= alias_prob[rank])
-		rank = alias_other[rank];
-	return rank_term[rank];
+/* --------------------------------------------------- the topical shape */
+
+static int	shape_topical = 0;
+static uint16_t topic_terms[N_TOPICS][TOPIC_CORE];	/* term ids, VOCAB < 2^16 */
+static Alias topic_alias;		/* which topic */
+static Alias core_alias;		/* which core term of a topic */
+
+static void
+topics_init(uint64_t seed)
+{
+	double	   *w;
+	int			t;
+
+	w = zipf_weights(N_TOPICS, TOPIC_POP_C, 1.0);
+	alias_init(&topic_alias, w, N_TOPICS);
+	free(w);
+	w = zipf_weights(TOPIC_CORE, TOPIC_IN_C, 1.0);
+	alias_init(&core_alias, w, TOPIC_CORE);
+	free(w);
+
+	for (t = 0; t < N_TOPICS; t++)
+	{
+		uint64_t	seen[(VOCAB + 63) / 64];
+		Rng			r;
+		int			n = 0;
+		int			i;
+
+		memset(seen, 0, sizeof(seen));
+		rng_seed(&r, seed, STREAM_TOPIC, (uint64_t) t);
+		while (n < TOPIC_CORE)
+		{
+			uint32_t	rank = alias_draw(&term_alias, &r);
+
+			if (seen[rank >> 6] & (1ULL << (rank & 63)))
+				continue;
+			seen[rank >> 6] |= 1ULL << (rank & 63);
+			topic_terms[t][n++] = (uint16_t) rank_term[rank];
+		}
+		/* shuffle: the topic's favourite terms are not the globally common ones */
+		for (i = TOPIC_CORE - 1; i > 0; i--)
+		{
+			uint32_t	j = rng_below(&r, (uint32_t) i + 1);
+			uint16_t	x = topic_terms[t][i];
+
+			topic_terms[t][i] = topic_terms[t][j];
+			topic_terms[t][j] = x;
+		}
+	}
 }
 
 /* ---------------------------------------------------------- one vector */
@@ -395,9 +541,78 @@ cmp_int(const void *a, const void *b)
 	return *(const int *) a - *(const int *) b;
 }
 
+/* the topical shape: the topics of one document or query, and their mixture */
+static void
+draw_topics(Rng *r, int *topics, double *cum)
+{
+	static const double mix[TOPIC_MAXK][TOPIC_MAXK] = {
+		{1.0}, {0.65, 1.0}, {0.5, 0.8, 1.0}
+	};
+	double		u = rng_uniform(r);
+	int			k = u < TOPIC_K1 ? 1 : u < TOPIC_K1 + TOPIC_K2 ? 2 : 3;
+	int			n = 0;
+	int			i;
+
+	while (n < k)
+	{
+		int			t = (int) alias_draw(&topic_alias, r);
+
+		for (i = 0; i < n; i++)
+			if (topics[i] == t)
+				break;
+		if (i == n)
+			topics[n++] = t;
+	}
+	for (i = 0; i < TOPIC_MAXK; i++)
+		cum[i] = i < k ? mix[k - 1][i] : 1.0;
+}
+
 /*
- * Draw one vector of len distinct terms from the term distribution, with
- * weights from wd, and write it as a COPY row "id\t{...}/VOCAB\n".
+ * Draw len distinct terms into set: from the global distribution (flat), or
+ * mostly from 1-3 topics (topical).
+ */
+static void
+draw_terms(uint64_t *set, int len, Rng *r)
+{
+	int			topics[TOPIC_MAXK];
+	double		cum[TOPIC_MAXK];
+	int			n = 0;
+
+	memset(set, 0, SET_WORDS * sizeof(uint64_t));
+	if (shape_topical)
+		draw_topics(r, topics, cum);
+	while (n < len)
+	{
+		uint32_t	t;
+
+		if (shape_topical)
+		{
+			double		u = rng_uniform(r);
+
+			if (u < TOPIC_SHARE)
+			{
+				int			j = 0;
+
+				u /= TOPIC_SHARE;
+				while (u >= cum[j])
+					j++;
+				t = topic_terms[topics[j]][alias_draw(&core_alias, r)];
+			}
+			else
+				t = term_draw(r);
+		}
+		else
+			t = term_draw(r);
+		if (set[t >> 6] & (1ULL << (t & 63)))
+			continue;			/* drawn before: without replacement */
+		set[t >> 6] |= 1ULL << (t & 63);
+		n++;
+	}
+}
+
+/*
+ * Draw one vector of len distinct terms, with weights from wd, and write it
+ * as a COPY row "id\t{...}/VOCAB\n".
  */
 static size_t
 make_row(uint64_t id, int len, Rng *r, const WeightDist *wd, Stats *st)
@@ -409,16 +624,7 @@ make_row(uint64_t id, int len, Rng *r, const WeightDist *wd, Stats *st)
 	int			w;
 	int			i;
 
-	memset(set, 0, sizeof(set));
-	while (n < len)
-	{
-		uint32_t	t = term_draw(r);
-
-		if (set[t >> 6] & (1ULL << (t & 63)))
-			continue;			/* drawn before: without replacement */
-		set[t >> 6] |= 1ULL << (t & 63);
-		n++;
-	}
+	draw_terms(set, len, r);
 
 	p = put_uint(p, id);
 	*p++ = '\t';
@@ -481,8 +687,8 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: gen docs N [SEED]\n"
-			"       gen queries skewed|flat N [SEED]\n");
+			"usage: gen [--shape flat|topical] docs N [SEED]\n"
+			"       gen [--shape flat|topical] queries skewed|flat N [SEED]\n");
 	exit(2);
 }
 
@@ -508,6 +714,15 @@ main(int argc, char **argv)
 	Stats		st;
 	Rng			r;
 
+	if (argc >= 3 && strcmp(argv[1], "--shape") == 0)
+	{
+		if (strcmp(argv[2], "topical") == 0)
+			shape_topical = 1;
+		else if (strcmp(argv[2], "flat") != 0)
+			usage();
+		argc -= 2;
+		argv += 2;
+	}
 	memset(&st, 0, sizeof(st));
 	st.minlen = 1 << 30;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
@@ -524,6 +739,8 @@ main(int argc, char **argv)
 		if (argc == 4)
 			seed = parse_count(argv[3]);
 		terms_init(seed);
+		if (shape_topical)
+			topics_init(seed);
 		weight_init(&wd, DOC_W_MEDIAN, DOC_W_SIGMA);
 		st.df = calloc(VOCAB, sizeof(uint32_t));
 		step = n >= 1000000 ? 100000 : n >= 100000 ? 50000 : 0;
@@ -543,11 +760,11 @@ main(int argc, char **argv)
 				maxdf = st.df[i];
 		fprintf(stderr,
 				"gen: docs=%llu postings=%llu nnz_mean=%.1f nnz_min=%d nnz_max=%d "
-				"weight_mean=%.3f top_term_df=%.1f%%\n",
+				"weight_mean=%.3f top_term_df=%.1f%% shape=%s\n",
 				(unsigned long long) st.rows, (unsigned long long) st.postings,
 				n ? (double) st.postings / n : 0.0, n ? st.minlen : 0, st.maxlen,
 				st.postings ? st.wsum / st.postings : 0.0,
-				n ? 100.0 * maxdf / n : 0.0);
+				n ? 100.0 * maxdf / n : 0.0, shape_topical ? "topical" : "flat");
 	}
 	else if (argc >= 4 && strcmp(argv[1], "queries") == 0)
 	{
@@ -571,6 +788,8 @@ main(int argc, char **argv)
 		if (argc == 5)
 			seed = parse_count(argv[4]);
 		terms_init(seed);
+		if (shape_topical)
+			topics_init(seed);
 		st.lens = calloc(n ? n : 1, sizeof(int));
 		for (i = 1; i <= n; i++)
 		{
@@ -583,10 +802,11 @@ main(int argc, char **argv)
 		qsort(st.lens, n, sizeof(int), cmp_int);
 		fprintf(stderr,
 				"gen: %s queries=%llu terms_median=%d terms_min=%d terms_max=%d "
-				"weight_mean/median=%.2f weight_max/median=%.1f\n",
+				"weight_mean/median=%.2f weight_max/median=%.1f shape=%s\n",
 				argv[2], (unsigned long long) n, n ? st.lens[n / 2] : 0,
 				n ? st.minlen : 0, st.maxlen,
-				n ? st.ratio_mean_median / n : 0.0, n ? st.ratio_max_median / n : 0.0);
+				n ? st.ratio_mean_median / n : 0.0, n ? st.ratio_max_median / n : 0.0,
+				shape_topical ? "topical" : "flat");
 	}
 	else
 		usage();

@@ -1,7 +1,10 @@
 /*
- * bench/truth.c: exact ground truth by brute force, in memory, and the
- * tie-aware recall of an arm's results against it.  Independent of the
- * server and of the index: it reads the same COPY text the server loaded.
+ * bench/truth.c: exact ground truth by brute force, and the tie-aware
+ * recall of an arm's results against it.  Independent of the server and of
+ * the index: it reads the same COPY text the server loaded.  It streams the
+ * documents (DOCS is read once, front to back, and may be a pipe): memory
+ * holds the queries and the answers, never the corpus, so a 10M-document
+ * corpus needs no more memory than a 1,000-document one.
  *
  *	 truth top K DOCS QUERIES OUT [QUERIES OUT ...]
  *		For every query, the K best documents (score descending, ties by
@@ -16,9 +19,12 @@
  *
  * Scores are computed as the <#> operator does: the sum of
  * (double) q * (double) w over the common terms, in ascending term order,
- * starting from 0.0.  The top-K pass accumulates term-at-a-time with the
- * query terms in ascending order, so each document sees the same additions
- * in the same order and gets the same bits.
+ * starting from 0.0.  The top-K pass reads one document at a time and walks
+ * its terms in ascending order, adding each term's products into one
+ * accumulator per query (all the query files of the command at once, through
+ * an inverted index of the queries), so each (document, query) pair sees the
+ * same additions in the same order as the operator and gets the same bits.
+ * eval first reads the arm's rows, then keeps only the documents they name.
  *
  * recall@10 is tie-aware: with k = min(10, documents), a returned row among
  * the first k counts if its true score is at least the true k-th score, so
@@ -30,6 +36,7 @@
  *
  * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o truth truth.c
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +44,8 @@
 
 typedef struct Vecs
 {
-	int64_t		n;				/* vectors */
+	int64_t		n;				/* vectors kept */
+	int64_t		total;			/* rows read, kept or not */
 	int64_t		cap;
 	int64_t    *id;				/* id of each vector, in file order */
 	int64_t    *off;			/* postings of vector i: off[i] .. off[i+1]-1 */
@@ -90,9 +98,136 @@ parse_int(const char **pp)
 	return neg ? -v : v;
 }
 
-/* read "id<TAB>{i:v,...}/dim" rows (COPY text, 1-based indices) */
 static void
-read_vecs(const char *file, Vecs *v)
+vecs_init(Vecs *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->dim = -1;
+	v->off = xrealloc(NULL, sizeof(int64_t));
+	v->off[0] = 0;
+}
+
+/* forget the vectors (not the dimensions), keep the memory */
+static void
+vecs_clear(Vecs *v)
+{
+	v->n = 0;
+	v->npost = 0;
+}
+
+/* parse one "id<TAB>{i:v,...}/dim" row (COPY text, 1-based indices) into v */
+static void
+parse_row(const char *file, int64_t lineno, const char *line, Vecs *v)
+{
+	const char *p = line;
+	int64_t		id,
+				prev = -1,
+				dim;
+
+	id = parse_int(&p);
+	if (p == NULL || *p++ != '\t' || *p++ != '{')
+		fail(file, lineno, "expected \"id<TAB>{\"");
+	while (*p != '}')
+	{
+		int64_t		i = parse_int(&p);
+		char	   *end;
+		float		x;
+
+		if (p == NULL || *p++ != ':')
+			fail(file, lineno, "expected \"index:value\"");
+		x = strtof(p, &end);
+		if (end == p)
+			fail(file, lineno, "bad value");
+		p = end;
+		if (i <= prev)
+			fail(file, lineno, "indices must be ascending (this tool reads gen's output)");
+		prev = i;
+		if (x != 0.0f)
+		{
+			if (v->npost == v->postcap)
+			{
+				v->postcap = v->postcap ? 2 * v->postcap : 1 << 12;
+				v->term = xrealloc(v->term, v->postcap * sizeof(int32_t));
+				v->w = xrealloc(v->w, v->postcap * sizeof(float));
+			}
+			v->term[v->npost] = (int32_t) (i - 1);
+			v->w[v->npost] = x;
+			v->npost++;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p != '}')
+			fail(file, lineno, "expected ',' or '}'");
+	}
+	p++;
+	if (*p++ != '/')
+		fail(file, lineno, "expected \"/dim\"");
+	dim = parse_int(&p);
+	if (p == NULL || dim <= 0 || prev > dim)
+		fail(file, lineno, "bad dimensions");
+	if (v->dim < 0)
+		v->dim = (int32_t) dim;
+	else if (v->dim != dim)
+		fail(file, lineno, "dimensions differ between rows");
+	if (v->n + 1 >= v->cap)
+	{
+		v->cap = v->cap ? 2 * v->cap : 1024;
+		v->id = xrealloc(v->id, v->cap * sizeof(int64_t));
+		v->off = xrealloc(v->off, (v->cap + 1) * sizeof(int64_t));
+	}
+	v->id[v->n] = id;
+	v->off[++v->n] = v->npost;
+}
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a sorted set of ids */
+typedef struct IdSet
+{
+	int64_t		n;
+	int64_t    *id;
+} IdSet;
+
+/* the first position of sorted a[0..n-1] holding a value >= id */
+static int64_t
+lower_bound(const int64_t *a, int64_t n, int64_t id)
+{
+	int64_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int
+idset_has(const IdSet *set, int64_t id)
+{
+	int64_t		i = lower_bound(set->id, set->n, id);
+
+	return i < set->n && set->id[i] == id;
+}
+
+/*
+ * Read the rows of file into v; with keep, only the rows whose id is in keep
+ * (the others are counted in v->total, not parsed beyond their id).
+ */
+static void
+read_vecs(const char *file, Vecs *v, const IdSet *keep)
 {
 	FILE	   *f = fopen(file, "r");
 	char	   *line = NULL;
@@ -104,71 +239,27 @@ read_vecs(const char *file, Vecs *v)
 		perror(file);
 		exit(1);
 	}
-	memset(v, 0, sizeof(*v));
-	v->dim = -1;
-	v->off = xrealloc(NULL, sizeof(int64_t));
-	v->off[0] = 0;
+	vecs_init(v);
 	while (getline(&line, &linecap, f) > 0)
 	{
-		const char *p = line;
-		int64_t		id,
-					prev = -1,
-					dim;
-
 		lineno++;
-		id = parse_int(&p);
-		if (p == NULL || *p++ != '\t' || *p++ != '{')
-			fail(file, lineno, "expected \"id<TAB>{\"");
-		while (*p != '}')
+		v->total++;
+		if (keep)
 		{
-			int64_t		i = parse_int(&p);
-			char	   *end;
-			float		x;
+			const char *p = line;
+			int64_t		id = parse_int(&p);
 
-			if (p == NULL || *p++ != ':')
-				fail(file, lineno, "expected \"index:value\"");
-			x = strtof(p, &end);
-			if (end == p)
-				fail(file, lineno, "bad value");
-			p = end;
-			if (i <= prev)
-				fail(file, lineno, "indices must be ascending (this tool reads gen's output)");
-			prev = i;
-			if (x != 0.0f)
-			{
-				if (v->npost == v->postcap)
-				{
-					v->postcap = v->postcap ? 2 * v->postcap : 1 << 20;
-					v->term = xrealloc(v->term, v->postcap * sizeof(int32_t));
-					v->w = xrealloc(v->w, v->postcap * sizeof(float));
-				}
-				v->term[v->npost] = (int32_t) (i - 1);
-				v->w[v->npost] = x;
-				v->npost++;
-			}
-			if (*p == ',')
-				p++;
-			else if (*p != '}')
-				fail(file, lineno, "expected ',' or '}'");
+			if (p == NULL)
+				fail(file, lineno, "expected \"id<TAB>{\"");
+			if (!idset_has(keep, id))
+				continue;
 		}
-		p++;
-		if (*p++ != '/')
-			fail(file, lineno, "expected \"/dim\"");
-		dim = parse_int(&p);
-		if (p == NULL || dim <= 0 || prev > dim)
-			fail(file, lineno, "bad dimensions");
-		if (v->dim < 0)
-			v->dim = (int32_t) dim;
-		else if (v->dim != dim)
-			fail(file, lineno, "dimensions differ between rows");
-		if (v->n + 1 >= v->cap)
-		{
-			v->cap = v->cap ? 2 * v->cap : 1024;
-			v->id = xrealloc(v->id, v->cap * sizeof(int64_t));
-			v->off = xrealloc(v->off, (v->cap + 1) * sizeof(int64_t));
-		}
-		v->id[v->n] = id;
-		v->off[++v->n] = v->npost;
+		parse_row(file, lineno, line, v);
+	}
+	if (ferror(f))
+	{
+		perror(file);
+		exit(1);
 	}
 	free(line);
 	fclose(f);
@@ -244,115 +335,197 @@ cmp_hit(const void *a, const void *b)
 	return before(a, b) ? -1 : before(b, a) ? 1 : 0;
 }
 
+/*
+ * The K best documents of DOCS for every query of every query file, in one
+ * pass over DOCS.
+ */
 static void
-top(const Vecs *docs, int k, const char *qfile, const char *outfile)
+top(int k, const char *docfile, int nfiles, char **files)
 {
-	Vecs		q;
-	int64_t    *df,
-			   *ioff,
-			   *fill;
-	int32_t    *idoc;
-	float	   *iw;
+	Vecs	   *q = xrealloc(NULL, nfiles * sizeof(Vecs));
+	int64_t    *qoff;			/* query postings of term t: qoff[t] .. qoff[t+1]-1 */
+	int64_t    *fill;
+	int32_t    *qwho;			/* which query (global index) */
+	double	   *qw;
+	int64_t    *base;			/* global index of file f's first query */
+	int64_t		nq = 0;
+	int32_t		dim = -1;
 	double	   *acc;
-	Hit		   *heap;
-	FILE	   *out;
-	int64_t		t,
-				d,
+	double	   *thr;			/* score a document must reach to enter a heap */
+	Hit		   *heap;			/* k per query */
+	int		   *hn;
+	Vecs		doc;
+	FILE	   *f;
+	char	   *line = NULL;
+	size_t		linecap = 0;
+	int64_t		lineno = 0,
+				g,
 				i,
-				j;
-	int32_t		dim = docs->dim;
+				t;
+	int			fi;
 
-	read_vecs(qfile, &q);
-	if (q.n > 0 && q.dim != dim)
-		fail(qfile, 1, "query dimensions differ from the documents'");
+	base = xrealloc(NULL, (nfiles + 1) * sizeof(int64_t));
+	for (fi = 0; fi < nfiles; fi++)
+	{
+		read_vecs(files[2 * fi], &q[fi], NULL);
+		if (q[fi].n > 0 && dim >= 0 && q[fi].dim != dim)
+			fail(files[2 * fi], 1, "query dimensions differ between query files");
+		if (q[fi].n > 0)
+			dim = q[fi].dim;
+		base[fi] = nq;
+		nq += q[fi].n;
+	}
+	base[nfiles] = nq;
 
-	/* inverted index, postings in document order */
-	df = calloc(dim + 1, sizeof(int64_t));
-	ioff = xrealloc(NULL, (dim + 1) * sizeof(int64_t));
-	fill = xrealloc(NULL, dim * sizeof(int64_t));
-	for (i = 0; i < docs->npost; i++)
-		df[docs->term[i]]++;
-	ioff[0] = 0;
+	/* the queries, inverted: for each term, the queries that have it */
+	if (dim < 0)
+		dim = 0;
+	qoff = calloc(dim + 2, sizeof(int64_t));
+	fill = xrealloc(NULL, (dim + 1) * sizeof(int64_t));
+	if (qoff == NULL)
+	{
+		fprintf(stderr, "truth: out of memory\n");
+		exit(1);
+	}
+	for (fi = 0; fi < nfiles; fi++)
+		for (i = 0; i < q[fi].npost; i++)
+			qoff[q[fi].term[i] + 1]++;
 	for (t = 0; t < dim; t++)
-		ioff[t + 1] = ioff[t] + df[t];
-	memcpy(fill, ioff, dim * sizeof(int64_t));
-	idoc = xrealloc(NULL, docs->npost * sizeof(int32_t));
-	iw = xrealloc(NULL, docs->npost * sizeof(float));
-	for (d = 0; d < docs->n; d++)
-		for (i = docs->off[d]; i < docs->off[d + 1]; i++)
-		{
-			int64_t		pos = fill[docs->term[i]]++;
+		qoff[t + 1] += qoff[t];
+	memcpy(fill, qoff, (dim + 1) * sizeof(int64_t));
+	qwho = xrealloc(NULL, (qoff[dim] + 1) * sizeof(int32_t));
+	qw = xrealloc(NULL, (qoff[dim] + 1) * sizeof(double));
+	for (fi = 0; fi < nfiles; fi++)
+		for (g = 0; g < q[fi].n; g++)
+			for (i = q[fi].off[g]; i < q[fi].off[g + 1]; i++)
+			{
+				int64_t		pos = fill[q[fi].term[i]]++;
 
-			idoc[pos] = (int32_t) d;
-			iw[pos] = docs->w[i];
-		}
+				qwho[pos] = (int32_t) (base[fi] + g);
+				qw[pos] = q[fi].w[i];
+			}
 
-	acc = xrealloc(NULL, docs->n * sizeof(double));
-	heap = xrealloc(NULL, (k + 1) * sizeof(Hit));
-	out = fopen(outfile, "w");
-	if (out == NULL)
+	acc = calloc(nq + 1, sizeof(double));
+	thr = xrealloc(NULL, (nq + 1) * sizeof(double));
+	hn = calloc(nq + 1, sizeof(int));
+	heap = xrealloc(NULL, (nq * (int64_t) k + 1) * sizeof(Hit));
+	if (acc == NULL || hn == NULL)
 	{
-		perror(outfile);
+		fprintf(stderr, "truth: out of memory\n");
 		exit(1);
 	}
-	for (j = 0; j < q.n; j++)
+	for (g = 0; g < nq; g++)
+		thr[g] = -INFINITY;
+
+	f = fopen(docfile, "r");
+	if (f == NULL)
 	{
-		int			n = 0;
+		perror(docfile);
+		exit(1);
+	}
+	vecs_init(&doc);
+	while (getline(&line, &linecap, f) > 0)
+	{
+		int64_t		id;
 
-		memset(acc, 0, docs->n * sizeof(double));
-		/* query terms ascending: each document adds in ascending term order */
-		for (i = q.off[j]; i < q.off[j + 1]; i++)
+		lineno++;
+		vecs_clear(&doc);
+		parse_row(docfile, lineno, line, &doc);
+		if (nq > 0 && doc.dim != dim)
+			fail(docfile, lineno, "the documents' dimensions differ from the queries'");
+		id = doc.id[0];
+		/* ascending document terms: each query adds in ascending term order */
+		for (i = 0; i < doc.npost; i++)
 		{
-			double		qw = q.w[i];
-			int32_t		qt = q.term[i];
+			double		w = doc.w[i];
+			int32_t		dt = doc.term[i];
 
-			for (t = ioff[qt]; t < ioff[qt + 1]; t++)
-				acc[idoc[t]] += qw * (double) iw[t];
+			for (t = qoff[dt]; t < qoff[dt + 1]; t++)
+				acc[qwho[t]] += qw[t] * w;
 		}
-		for (d = 0; d < docs->n; d++)
+		/* every query sees every document, also those scoring 0 */
+		for (g = 0; g < nq; g++)
 		{
-			Hit			h = {acc[d], docs->id[d]};
+			double		x = acc[g];
 
-			if (n < k)
+			acc[g] = 0.0;
+			if (x >= thr[g])
 			{
-				int			c = n++;
+				Hit			h = {x, id};
+				Hit		   *hp = heap + g * k;
 
-				/* sift up */
-				heap[c] = h;
-				while (c > 0 && before(&heap[(c - 1) / 2], &heap[c]))
+				if (hn[g] < k)
 				{
-					Hit			tmp = heap[c];
+					int			c = hn[g]++;
 
-					heap[c] = heap[(c - 1) / 2];
-					heap[(c - 1) / 2] = tmp;
-					c = (c - 1) / 2;
+					/* sift up */
+					hp[c] = h;
+					while (c > 0 && before(&hp[(c - 1) / 2], &hp[c]))
+					{
+						Hit			tmp = hp[c];
+
+						hp[c] = hp[(c - 1) / 2];
+						hp[(c - 1) / 2] = tmp;
+						c = (c - 1) / 2;
+					}
 				}
-			}
-			else if (before(&h, &heap[0]))
-			{
-				heap[0] = h;
-				sift_down(heap, n, 0);
+				else if (before(&h, &hp[0]))
+				{
+					hp[0] = h;
+					sift_down(hp, k, 0);
+				}
+				if (hn[g] == k)
+					thr[g] = hp[0].score;
 			}
 		}
-		qsort(heap, n, sizeof(Hit), cmp_hit);
-		for (i = 0; i < n; i++)
-			fprintf(out, "%lld\t%d\t%lld\t%.17g\n", (long long) q.id[j], (int) i + 1,
-					(long long) heap[i].id, heap[i].score);
+		if (lineno % 1000000 == 0)
+			fprintf(stderr, "truth: %lld documents\n", (long long) lineno);
 	}
-	if (fclose(out) != 0)
+	if (ferror(f))
 	{
-		perror(outfile);
+		perror(docfile);
 		exit(1);
 	}
-	fprintf(stderr, "truth: %s: top %d of %lld documents for %lld queries\n",
-			outfile, k, (long long) docs->n, (long long) q.n);
-	free(df);
-	free(ioff);
+	fclose(f);
+	free(line);
+
+	for (fi = 0; fi < nfiles; fi++)
+	{
+		const char *outfile = files[2 * fi + 1];
+		FILE	   *out = fopen(outfile, "w");
+
+		if (out == NULL)
+		{
+			perror(outfile);
+			exit(1);
+		}
+		for (g = 0; g < q[fi].n; g++)
+		{
+			Hit		   *hp = heap + (base[fi] + g) * k;
+			int			n = hn[base[fi] + g];
+
+			qsort(hp, n, sizeof(Hit), cmp_hit);
+			for (i = 0; i < n; i++)
+				fprintf(out, "%lld\t%d\t%lld\t%.17g\n", (long long) q[fi].id[g], (int) i + 1,
+						(long long) hp[i].id, hp[i].score);
+		}
+		if (fclose(out) != 0)
+		{
+			perror(outfile);
+			exit(1);
+		}
+		fprintf(stderr, "truth: %s: top %d of %lld documents for %lld queries\n",
+				outfile, k, (long long) lineno, (long long) q[fi].n);
+	}
+	free(qoff);
 	free(fill);
-	free(idoc);
-	free(iw);
+	free(qwho);
+	free(qw);
 	free(acc);
+	free(thr);
+	free(hn);
 	free(heap);
+	free(base);
 }
 
 /* --------------------------------------------------------------- eval */
@@ -395,19 +568,9 @@ id_index(const Vecs *v, IdIndex *ix)
 static int64_t
 id_lookup(const IdIndex *ix, int64_t id)
 {
-	int64_t		lo = 0,
-				hi = ix->n;
+	int64_t		i = lower_bound(ix->id, ix->n, id);
 
-	while (lo < hi)
-	{
-		int64_t		mid = lo + (hi - lo) / 2;
-
-		if (ix->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ix->n && ix->id[lo] == id ? ix->pos[lo] : -1;
+	return i < ix->n && ix->id[i] == id ? ix->pos[i] : -1;
 }
 
 typedef struct Row
@@ -482,23 +645,27 @@ read_rows(const char *file, int truth, int64_t *nrows)
 }
 
 static void
-eval(const Vecs *docs, const char *qfile, const char *tfile, int64_t s,
+eval(const char *docfile, const char *qfile, const char *tfile, int64_t s,
 	 int nres, char **res)
 {
-	Vecs		q;
+	Vecs		docs,
+				q;
 	IdIndex		dix,
 				qix;
+	IdSet		keep;
 	Row		   *truth;
+	Row		  **results;
+	int64_t    *nresults;
 	int64_t		ntruth,
+				ndocs,
 				i,
 				j;
 	int64_t    *tstart;			/* first truth row of query position j */
 	int			r;
 
-	read_vecs(qfile, &q);
+	read_vecs(qfile, &q, NULL);
 	if (s > q.n)
 		s = q.n;
-	id_index(docs, &dix);
 	id_index(&q, &qix);
 	truth = read_rows(tfile, 1, &ntruth);
 	tstart = xrealloc(NULL, (q.n + 1) * sizeof(int64_t));
@@ -513,12 +680,33 @@ eval(const Vecs *docs, const char *qfile, const char *tfile, int64_t s,
 		tstart[qp] = i;
 	}
 
+	/* the arms' rows first: then only the documents they name are kept */
+	results = xrealloc(NULL, (nres / 2 + 1) * sizeof(Row *));
+	nresults = xrealloc(NULL, (nres / 2 + 1) * sizeof(int64_t));
+	keep.n = 0;
+	keep.id = NULL;
+	for (r = 0; r + 1 < nres; r += 2)
+	{
+		results[r / 2] = read_rows(res[r + 1], 0, &nresults[r / 2]);
+		keep.id = xrealloc(keep.id, (keep.n + nresults[r / 2] + 1) * sizeof(int64_t));
+		for (i = 0; i < nresults[r / 2]; i++)
+			keep.id[keep.n++] = results[r / 2][i].a;
+	}
+	qsort(keep.id, keep.n, sizeof(int64_t), cmp_int64);
+	for (i = 0, j = 0; i < keep.n; i++)
+		if (j == 0 || keep.id[j - 1] != keep.id[i])
+			keep.id[j++] = keep.id[i];
+	keep.n = j;
+	read_vecs(docfile, &docs, &keep);
+	ndocs = docs.total;
+	id_index(&docs, &dix);
+
 	for (r = 0; r + 1 < nres; r += 2)
 	{
 		int			limit = atoi(res[r]);
 		const char *file = res[r + 1];
-		int64_t		nrows;
-		Row		   *rows = read_rows(file, 0, &nrows);
+		int64_t		nrows = nresults[r / 2];
+		Row		   *rows = results[r / 2];
 		int64_t    *rstart = xrealloc(NULL, q.n * sizeof(int64_t));
 		int64_t    *rcount = calloc(q.n, sizeof(int64_t));
 		double		rsum = 0.0,
@@ -542,8 +730,8 @@ eval(const Vecs *docs, const char *qfile, const char *tfile, int64_t s,
 
 		for (j = 0; j < s; j++)
 		{
-			int64_t		k = docs->n < 10 ? docs->n : 10;
-			int64_t		want = docs->n < limit ? docs->n : limit;
+			int64_t		k = ndocs < 10 ? ndocs : 10;
+			int64_t		want = ndocs < limit ? ndocs : limit;
 			int64_t		t0 = tstart[j];
 			int64_t		tn = 0;
 			double		kth;
@@ -579,7 +767,7 @@ eval(const Vecs *docs, const char *qfile, const char *tfile, int64_t s,
 					ok = 0;		/* duplicate */
 					continue;
 				}
-				sc = dot(docs, d, &q, j);
+				sc = dot(&docs, d, &q, j);
 				if (i < k && sc >= kth)
 					hits++;
 				if (i >= tn || sc != truth[t0 + i].x)
@@ -601,6 +789,9 @@ eval(const Vecs *docs, const char *qfile, const char *tfile, int64_t s,
 	}
 	free(tstart);
 	free(truth);
+	free(results);
+	free(nresults);
+	free(keep.id);
 }
 
 static void
@@ -615,24 +806,16 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	Vecs		docs;
-	int			i;
-
 	if (argc >= 6 && strcmp(argv[1], "top") == 0 && argc % 2 == 0)
 	{
 		int			k = atoi(argv[2]);
 
 		if (k <= 0)
 			usage();
-		read_vecs(argv[3], &docs);
-		for (i = 4; i + 1 < argc; i += 2)
-			top(&docs, k, argv[i], argv[i + 1]);
+		top(k, argv[3], (argc - 4) / 2, argv + 4);
 	}
 	else if (argc >= 8 && strcmp(argv[1], "eval") == 0 && argc % 2 == 0)
-	{
-		read_vecs(argv[2], &docs);
-		eval(&docs, argv[3], argv[4], atoll(argv[5]), argc - 6, argv + 6);
-	}
+		eval(argv[2], argv[3], argv[4], atoll(argv[5]), argc - 6, argv + 6);
 	else
 		usage();
 	return 0;

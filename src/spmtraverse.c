@@ -637,19 +637,71 @@ cmp_wub(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-static void
-topk_window(SpmTraverse *t, uint32 a, uint32 b)
+/*
+ * The plan for one window (partition_window): skip it, score it
+ * term-at-a-time over every present term, or take the MaxScore path with
+ * the nne terms order[0 .. nne) non-essential, their bounds adding up to
+ * noness.
+ */
+typedef enum SpmWindowPath
 {
-	double	   *acc = t->acc;
-	double		theta = threshold(t);
-	double		slack = t->slack;
-	double		noness = 0.0;
-	int			nne = 0;
-	int			npresent = 0;
-	int		   *order = t->order;
-	bool		maxscore = false;
+	SPM_WINDOW_SKIP,
+	SPM_WINDOW_TAAT,
+	SPM_WINDOW_MAXSCORE
+} SpmWindowPath;
 
-	t->counters->windows++;
+typedef struct SpmWindowPlan
+{
+	SpmWindowPath path;
+	int			npresent;		/* terms with a block in the window */
+	int			nne;			/* non-essential terms (MaxScore only) */
+	double		noness;			/* the sum of their window bounds */
+} SpmWindowPlan;
+
+/* sort t->order[0 .. n) by window bound, ascending, ties in term order */
+static void
+sort_by_window_bound(SpmTraverse *t, int n)
+{
+	int		   *order = t->order;
+
+	/*
+	 * insertion sort for the usual few terms, qsort_arg beyond (a query may
+	 * have 100000 terms: quadratic would take minutes)
+	 */
+	if (n > 64)
+	{
+		qsort_arg(order, n, sizeof(int), cmp_wub, t->terms);
+		return;
+	}
+	for (int i = 1; i < n; i++)
+	{
+		int			x = order[i];
+		int			j = i;
+
+		while (j > 0 && t->terms[order[j - 1]].wub > t->terms[x].wub)
+		{
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+}
+
+/*
+ * Step 1 and 2 of the file header: window bounds, the skip test, the
+ * MaxScore partition and the cost rule.  Sets every term's essential flag
+ * to match the plan.
+ */
+static void
+partition_window(SpmTraverse *t, uint32 a, uint32 b, SpmWindowPlan *plan)
+{
+	double		theta = threshold(t);
+	double		sumub;
+	int		   *order = t->order;
+
+	plan->npresent = 0;
+	plan->nne = 0;
+	plan->noness = 0.0;
 
 	/*
 	 * Pruning applies to the positive phase only: in the negative phase the
@@ -662,66 +714,199 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 			t->skip_ms--;
 		for (int i = 0; i < t->nterms; i++)
 			t->terms[i].essential = true;
+		plan->path = SPM_WINDOW_TAAT;
+		return;
 	}
-	else
+
+	sumub = window_bounds(t, a, b);
+	for (int i = 0; i < t->nterms; i++)
 	{
-		double		sumub = window_bounds(t, a, b);
+		SpmTermCursor *c = &t->terms[i];
 
-		for (int i = 0; i < t->nterms; i++)
-		{
-			SpmTermCursor *c = &t->terms[i];
+		c->essential = c->present;
+		if (c->present)
+			order[plan->npresent++] = i;
+	}
+	if (plan->npresent == 0)
+	{
+		plan->path = SPM_WINDOW_SKIP;
+		return;
+	}
+	if (sumub + t->slack < theta)
+	{
+		t->counters->windows_skipped++;
+		plan->path = SPM_WINDOW_SKIP;
+		return;
+	}
 
-			c->essential = c->present;
-			if (c->present)
-				order[npresent++] = i;
-		}
-		if (npresent == 0)
-			return;
-		if (sumub + slack < theta)
-		{
-			t->counters->windows_skipped++;
-			return;
-		}
+	sort_by_window_bound(t, plan->npresent);
+	while (plan->nne < plan->npresent &&
+		   plan->noness + t->terms[order[plan->nne]].wub + t->slack < theta)
+	{
+		plan->noness += t->terms[order[plan->nne]].wub;
+		t->terms[order[plan->nne]].essential = false;
+		plan->nne++;
+	}
+	if (use_maxscore(t, plan->nne, plan->npresent, b - a, plan->noness))
+	{
+		plan->path = SPM_WINDOW_MAXSCORE;
+		return;
+	}
+	for (int k = 0; k < plan->nne; k++)
+		t->terms[order[k]].essential = true;
+	plan->nne = 0;
+	plan->path = SPM_WINDOW_TAAT;
+}
 
-		/*
-		 * sort present terms by window bound, ascending, ties in term
-		 * order: insertion sort for the usual few terms, qsort_arg beyond
-		 * (a query may have 100000 terms: quadratic would take minutes)
-		 */
-		if (npresent > 64)
-			qsort_arg(order, npresent, sizeof(int), cmp_wub, t->terms);
-		else
+/*
+ * Step 4, every term essential: acc[0 .. n) holds canonical scores of the
+ * window starting at a; offer every document that can qualify, then clear
+ * acc.
+ */
+static void
+offer_window(SpmTraverse *t, uint32 a, uint32 n, int npresent)
+{
+	double	   *acc = t->acc;
+	double		theta = threshold(t);
+	uint32		i = 0;
+	int64		scored = 0;
+
+	/* most windows hold only a few: test eight at a time first */
+	for (; i + 8 <= n; i += 8)
+	{
+		double	   *x = acc + i;
+
+		scored += (x[0] != 0.0) + (x[1] != 0.0) + (x[2] != 0.0) +
+			(x[3] != 0.0) + (x[4] != 0.0) + (x[5] != 0.0) +
+			(x[6] != 0.0) + (x[7] != 0.0);
+		if ((x[0] >= theta) | (x[1] >= theta) | (x[2] >= theta) |
+			(x[3] >= theta) | (x[4] >= theta) | (x[5] >= theta) |
+			(x[6] >= theta) | (x[7] >= theta))
 		{
-			for (int i = 1; i < npresent; i++)
+			for (int j = 0; j < 8; j++)
 			{
-				int			x = order[i];
-				int			j = i;
-
-				while (j > 0 && t->terms[order[j - 1]].wub > t->terms[x].wub)
+				if (x[j] >= theta && x[j] != 0.0)
 				{
-					order[j] = order[j - 1];
-					j--;
+					consider(t, a + i + j, x[j]);
+					theta = threshold(t);
 				}
-				order[j] = x;
 			}
 		}
-		while (nne < npresent &&
-			   noness + t->terms[order[nne]].wub + slack < theta)
+	}
+	for (; i < n; i++)
+	{
+		scored += (acc[i] != 0.0);
+		if (acc[i] >= theta && acc[i] != 0.0)
 		{
-			noness += t->terms[order[nne]].wub;
-			t->terms[order[nne]].essential = false;
-			nne++;
-		}
-		maxscore = use_maxscore(t, nne, npresent, b - a, noness);
-		if (!maxscore)
-		{
-			for (int k = 0; k < nne; k++)
-				t->terms[order[k]].essential = true;
-			nne = 0;
+			consider(t, a + i, acc[i]);
+			theta = threshold(t);
 		}
 	}
+	t->counters->candidates += scored;
+	if (npresent > 0)
+		predict_candidates(t, acc, n, npresent);
+	memset(acc, 0, n * sizeof(double));
+}
 
-	/* acc is all zeros here: the loops below clear what they read */
+/*
+ * Probe the non-essential terms for candidate d (partial = its essential
+ * score), largest bound first, stopping as soon as its bound cannot reach
+ * theta.  Returns false if d is pruned; otherwise every non-essential term
+ * has been probed for d, as canonical_score needs.  *probes counts probes.
+ */
+static bool
+probe_candidate(SpmTraverse *t, uint32 d, double partial,
+				const SpmWindowPlan *plan, double theta, int64 *probes)
+{
+	double		rest = plan->noness;
+	double		slack = t->slack;
+
+	for (int k = plan->nne - 1; k >= 0; k--)
+	{
+		SpmTermCursor *c = &t->terms[t->order[k]];
+		float		w = 0;
+
+		rest -= c->wub;
+		(*probes)++;
+		probe_shallow(c, d);
+		c->probe_doc = d;
+		c->probe_hit = false;
+		if (c->pblk < c->nblocks && d >= block_first(c, c->pblk))
+		{
+			if (partial + c->bub[c->pblk] + rest + slack < theta)
+				return false;
+			if (probe_deep(t, c, d, &w))
+			{
+				c->probe_hit = true;
+				c->probe_w = w;
+				partial += c->q * (double) w;
+			}
+		}
+		if (partial + rest + slack < theta)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Step 4, MaxScore: acc holds the essential terms' partial scores of the
+ * window [a, b); every document whose partial score plus the non-essential
+ * bounds can reach theta is probed, and a survivor is offered with its
+ * canonical score.  Clears acc.  Then the back-off rule: for 2, 4, 8 ...
+ * windows when the probes cost more than decoding the non-essential
+ * postings would have (a probe counts as a few postings' worth of work).
+ */
+static void
+maxscore_window(SpmTraverse *t, uint32 a, uint32 b, const SpmWindowPlan *plan)
+{
+	double	   *acc = t->acc;
+	double		theta = threshold(t);
+	int64		decoded_before = t->counters->postings_decoded;
+	int64		probes = 0;
+	int64		ncand = 0;
+
+	for (uint32 d = a; d < b; d++)
+	{
+		double		partial = acc[d - a];
+
+		acc[d - a] = 0.0;
+		if (partial + plan->noness + t->slack < theta)
+			continue;
+		ncand++;
+		if (!probe_candidate(t, d, partial, plan, theta, &probes))
+			continue;
+		consider(t, d, canonical_score(t, a, d));
+		theta = threshold(t);
+	}
+
+	t->cand_rate = (double) ncand / (b - a);
+	if (t->counters->postings_decoded - decoded_before +
+		probes * SPM_PROBE_COST > t->window_pn)
+	{
+		t->backoff = t->backoff ? Min(t->backoff * 2, 64) : 2;
+		t->skip_ms = t->backoff;
+	}
+	else
+		t->backoff = 0;
+}
+
+/*
+ * One window [a, b): plan it, accumulate its essential terms
+ * term-at-a-time (step 3), then offer its documents by the plan's path.
+ */
+static void
+topk_window(SpmTraverse *t, uint32 a, uint32 b)
+{
+	SpmWindowPlan plan;
+	bool		maxscore;
+
+	t->counters->windows++;
+	partition_window(t, a, b, &plan);
+	if (plan.path == SPM_WINDOW_SKIP)
+		return;
+	maxscore = plan.path == SPM_WINDOW_MAXSCORE;
+
+	/* acc is all zeros here: offer_window and maxscore_window clear it */
 	if (maxscore)
 		reserve_window_buffers(t);
 	for (int i = 0; i < t->nterms; i++)
@@ -729,126 +914,12 @@ topk_window(SpmTraverse *t, uint32 a, uint32 b)
 		SpmTermCursor *c = &t->terms[i];
 
 		if (c->essential)
-			taat(t, c, a, b, acc, maxscore);
+			taat(t, c, a, b, t->acc, maxscore);
 	}
-
-	if (!maxscore)
-	{
-		uint32		n = b - a;
-		uint32		i = 0;
-		int64		scored = 0;
-
-		/*
-		 * Canonical scores: offer every document that can qualify.  Most
-		 * windows hold only a few, so test eight at a time first.
-		 */
-		for (; i + 8 <= n; i += 8)
-		{
-			double	   *x = acc + i;
-
-			scored += (x[0] != 0.0) + (x[1] != 0.0) + (x[2] != 0.0) +
-				(x[3] != 0.0) + (x[4] != 0.0) + (x[5] != 0.0) +
-				(x[6] != 0.0) + (x[7] != 0.0);
-			if ((x[0] >= theta) | (x[1] >= theta) | (x[2] >= theta) |
-				(x[3] >= theta) | (x[4] >= theta) | (x[5] >= theta) |
-				(x[6] >= theta) | (x[7] >= theta))
-			{
-				for (int j = 0; j < 8; j++)
-				{
-					if (x[j] >= theta && x[j] != 0.0)
-					{
-						consider(t, a + i + j, x[j]);
-						theta = threshold(t);
-					}
-				}
-			}
-		}
-		for (; i < n; i++)
-		{
-			scored += (acc[i] != 0.0);
-			if (acc[i] >= theta && acc[i] != 0.0)
-			{
-				consider(t, a + i, acc[i]);
-				theta = threshold(t);
-			}
-		}
-		t->counters->candidates += scored;
-		if (npresent > 0)
-			predict_candidates(t, acc, n, npresent);
-		memset(acc, 0, n * sizeof(double));
-		return;
-	}
-
-	{
-		int64		decoded_before = t->counters->postings_decoded;
-		int64		probes = 0;
-		int64		ncand = 0;
-
-		for (uint32 d = a; d < b; d++)
-		{
-			double		partial = acc[d - a];
-			double		rest = noness;
-			bool		pruned = false;
-
-			acc[d - a] = 0.0;
-			if (partial + rest + slack < theta)
-				continue;
-			ncand++;
-
-			/* probe non-essential terms, largest bound first */
-			for (int k = nne - 1; k >= 0; k--)
-			{
-				int			i = order[k];
-				SpmTermCursor *c = &t->terms[i];
-				float		w = 0;
-
-				rest -= c->wub;
-				probes++;
-				probe_shallow(c, d);
-				c->probe_doc = d;
-				c->probe_hit = false;
-				if (c->pblk < c->nblocks && d >= block_first(c, c->pblk))
-				{
-					if (partial + c->bub[c->pblk] + rest + slack < theta)
-					{
-						pruned = true;
-						break;
-					}
-					if (probe_deep(t, c, d, &w))
-					{
-						c->probe_hit = true;
-						c->probe_w = w;
-						partial += c->q * (double) w;
-					}
-				}
-				if (partial + rest + slack < theta)
-				{
-					pruned = true;
-					break;
-				}
-			}
-			if (pruned)
-				continue;
-
-			consider(t, d, canonical_score(t, a, d));
-			theta = threshold(t);
-		}
-
-		/*
-		 * Back off (for 2, 4, 8 ... windows) when the probes cost more than
-		 * decoding the non-essential postings would have; a probe counts as
-		 * a few postings' worth of work.
-		 */
-		t->cand_rate = (double) ncand / (b - a);
-		if (t->counters->postings_decoded - decoded_before +
-			probes * SPM_PROBE_COST > t->window_pn)
-		{
-			t->backoff = t->backoff ? Min(t->backoff * 2, 64) : 2;
-			t->skip_ms = t->backoff;
-		}
-		else
-			t->backoff = 0;
-	}
+	if (maxscore)
+		maxscore_window(t, a, b, &plan);
+	else
+		offer_window(t, a, b - a, plan.npresent);
 }
 
 /*

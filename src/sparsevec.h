@@ -64,7 +64,7 @@ extern SparseVector *spv_new(int dim, int nnz);
  * spmtraverse.c), or, after MaxScore pruning, by rescoring the survivors
  * in ascending term order (canonical_score in spmtraverse.c); see
  * src/README "Exactness".  spv_dot, spv_dot_continue, spm_block_accumulate
- * and canonical_score take every step with spv_score_add().
+ * and taat and canonical_score take every step with spv_score_add().
  *
  * Do not reorder, vectorize with reassociation, or build this with
  * fast-math flags.  The Makefile builds with -ffp-contract=off: a fused

@@ -264,7 +264,7 @@ taat(SpmTraverse *t, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 
 				if (d >= b)
 					break;
-				acc[d - a] += q * (double) c->tw[p];
+				acc[d - a] = spv_score_add(acc[d - a], q, c->tw[p]);
 				c->wdocs[c->wn] = (uint16) (d - a);
 				c->wvals[c->wn] = c->tw[p];
 				c->wn++;
@@ -278,7 +278,7 @@ taat(SpmTraverse *t, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 
 				if (d >= b)
 					break;
-				acc[d - a] += q * (double) c->tw[p];
+				acc[d - a] = spv_score_add(acc[d - a], q, c->tw[p]);
 			}
 		}
 		c->tpos = p;

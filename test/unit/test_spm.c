@@ -551,6 +551,8 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		t.arg = segs[i];
 		t.counters = counters;
 		spm_traverse_begin(&t);
+		/* the traversal keeps its own copy of the term descriptions */
+		memset(terms, 0x7f, sizeof(terms));
 		spm_traverse_topk(&t);
 		spm_traverse_end(&t);
 	}

@@ -134,25 +134,25 @@ reader_pin(SpmReader *r, BlockNumber blkno)
 }
 
 static void
-read_block(void *arg, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmQueryTerm *term, int b,
 		   uint32 *docids, float *weights)
 {
 	SpmReader  *r = arg;
 
-	SpmReadPostingBlock(r->index, r->seg, c->blkno[b], c->off[b], c->count[b],
-						c->last[b], docids, weights,
-						reader_pin(r, c->blkno[b]));
+	SpmReadPostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
+						term->count[b], term->last[b], docids, weights,
+						reader_pin(r, term->blkno[b]));
 }
 
 static void
-accumulate_block(void *arg, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmQueryTerm *term, int b,
 				 double q, double *acc, uint32 base)
 {
 	SpmReader  *r = arg;
 
-	SpmAccumulatePostingBlock(r->index, r->seg, c->blkno[b], c->off[b],
-							  c->count[b], c->last[b], q, acc, base,
-							  reader_pin(r, c->blkno[b]));
+	SpmAccumulatePostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
+							  term->count[b], term->last[b], q, acc, base,
+							  reader_pin(r, term->blkno[b]));
 }
 
 static bool
@@ -185,7 +185,7 @@ reader_release(SpmReader *r)
  */
 
 /*
- * Cursors for the query terms the segment has (in roundCtx), ready for
+ * The query terms the segment has (in roundCtx), ready for
  * spm_traverse_begin.  The reader must outlive the traversal.
  */
 static void
@@ -195,19 +195,26 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
 	SparseVector *q = so->query;
 	float	   *qv = SPV_VALUES(q);
-	SpmTermCursor *cur = palloc(Max(q->nnz, 1) * sizeof(SpmTermCursor));
+	SpmQueryTerm *terms = palloc(Max(q->nnz, 1) * sizeof(SpmQueryTerm));
 	int			n = 0;
 
 	for (int i = 0; i < q->nnz; i++)
 	{
 		const SpmTermData *d;
+		SpmQueryTerm *term = &terms[n];
 
 		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
 		if (d == NULL)
 			continue;
-		spm_cursor_init(&cur[n++], qv[i], d->nblocks, d->last, d->max_w,
-						d->min_w, d->blkno, d->off, d->count,
-						palloc(d->nblocks * sizeof(double)));
+		term->q = qv[i];
+		term->nblocks = d->nblocks;
+		term->last = d->last;
+		term->max_w = d->max_w;
+		term->min_w = d->min_w;
+		term->blkno = d->blkno;
+		term->off = d->off;
+		term->count = d->count;
+		n++;
 	}
 
 	memset(r, 0, sizeof(SpmReader));
@@ -219,7 +226,7 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	r->alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 
 	memset(t, 0, sizeof(SpmTraverse));
-	t->terms = cur;
+	t->terms = terms;
 	t->nterms = n;
 	t->docid_lo = ref->docid_lo;
 	t->ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);

@@ -106,48 +106,45 @@ typedef struct SpmCounters
 } SpmCounters;
 
 /* ----------------------------------------------------------------
- * One query term in one segment
+ * One segment's traversal
+ *
+ * The interface is split in two.  The caller describes the work: one
+ * SpmQueryTerm per query term the segment has (its query weight and its
+ * skip entries as flat arrays) and an SpmTraverse with the segment, the
+ * phase, the heap and the callbacks.  Everything the traversal keeps while
+ * it runs -- each term's block bounds, window bound, block and probe
+ * positions, decoded blocks, and the window accumulator -- is
+ * SpmTraverseState, defined in spmtraverse.c only: spm_traverse_begin
+ * allocates it (the per-term cursors in one array, the block bounds of all
+ * terms in another) and spm_traverse_end frees it.  The caller computes no
+ * bounds and allocates nothing for the traversal.
+ *
+ * Each private cursor starts with a copy of its SpmQueryTerm, so the hot
+ * loops read q, nblocks, last and count at a fixed offset from the cursor
+ * (no extra pointer to follow per block or posting), and the callbacks get
+ * that copy.  Measured with test/unit/bench_traverse under callgrind: the
+ * same instructions as the public cursor this replaced (doc/decisions.md,
+ * "Traversal state is private").
  * ----------------------------------------------------------------
  */
-typedef struct SpmTermCursor
-{
-	/* set by the caller */
-	double		q;				/* query weight */
-	double		qabsmax;		/* |q| * max |w| of the term's postings */
-	int			nblocks;
-	const uint32 *last;			/* [nblocks] last local docid of block */
-	const double *bub;			/* [nblocks] max(0, best q * w in block) */
-	const uint32 *blkno;		/* [nblocks] where the block lives */
-	const uint16 *off;
-	const uint8 *count;
 
-	/* state, owned by spmtraverse.c */
-	double		wub;			/* bound of the current window */
-	int64		wpost;			/* postings of blocks overlapping it */
-	bool		present;		/* has a block overlapping the window */
-	bool		essential;
-	/* MaxScore windows: essential postings of the window (offsets) */
-	uint16	   *wdocs;
-	float	   *wvals;
-	int			wn;
-	/* MaxScore windows: the last probe of a non-essential term */
-	uint32		probe_doc;
-	bool		probe_hit;
-	float		probe_w;
-	int			sblk;			/* first block not wholly before window */
-	int			tblk;			/* term-at-a-time: current block */
-	int			tdec;			/* block decoded in tdocs, or -1 */
-	int			tpos;
-	int			pblk;			/* probe: current block */
-	int			pdec;			/* block decoded in pdocs, or -1 */
-	int			ppos;
-	uint8	   *seen;			/* bitmap of blocks decoded at least once */
-	/* decoded blocks, [SPM_BLOCK_POSTINGS] each, allocated on first use */
-	uint32	   *tdocs;
-	float	   *tw;
-	uint32	   *pdocs;
-	float	   *pw;
-} SpmTermCursor;
+/* one query term in one segment, as the caller describes it */
+typedef struct SpmQueryTerm
+{
+	double		q;				/* query weight */
+	int			nblocks;		/* posting blocks of the term */
+
+	/*
+	 * the skip entries, [nblocks] each: referenced, so they must outlive
+	 * the traversal (the struct itself is copied by spm_traverse_begin)
+	 */
+	const uint32 *last;			/* last local docid of the block */
+	const float *max_w;			/* largest weight in the block */
+	const float *min_w;			/* smallest weight in the block */
+	const uint32 *blkno;		/* where the block lives (for the callbacks) */
+	const uint16 *off;
+	const uint8 *count;			/* postings in the block */
+} SpmQueryTerm;
 
 typedef enum SpmPhase
 {
@@ -156,26 +153,34 @@ typedef enum SpmPhase
 } SpmPhase;
 
 /*
- * Decode block b of term cursor c into docids/weights.  Raises an error on
+ * Decode block b of term into docids/weights.  Raises an error on
  * corruption.
  */
-typedef void (*SpmReadBlock) (void *arg, const SpmTermCursor *c, int b,
+typedef void (*SpmReadBlock) (void *arg, const SpmQueryTerm *term, int b,
 							  uint32 *docids, float *weights);
 typedef bool (*SpmIsAlive) (void *arg, uint32 local);
 
 /*
- * Add q * w of every posting of block b to acc[docid - base]; the caller
- * guarantees the block's docids lie in [base, base + SPM_WINDOW).  Raises
- * an error on corruption.  Saves storing docids for blocks a window
+ * Add q * w of every posting of block b of term to acc[docid - base]; the
+ * caller guarantees the block's docids lie in [base, base + SPM_WINDOW).
+ * Raises an error on corruption.  Saves storing docids for blocks a window
  * holds whole.
  */
-typedef void (*SpmAccumulateBlock) (void *arg, const SpmTermCursor *c, int b,
-									double q, double *acc, uint32 base);
+typedef void (*SpmAccumulateBlock) (void *arg, const SpmQueryTerm *term,
+									int b, double q, double *acc,
+									uint32 base);
+
+/* private to spmtraverse.c */
+typedef struct SpmTraverseState SpmTraverseState;
 
 typedef struct SpmTraverse
 {
-	/* query terms present in the segment, in ascending term order */
-	SpmTermCursor *terms;
+	/*
+	 * Set by the caller before spm_traverse_begin, which takes a copy:
+	 * changing them afterwards has no effect on the traversal.
+	 */
+	const SpmQueryTerm *terms;	/* [nterms], the query terms present in
+								 * the segment, in ascending term order */
 	int			nterms;
 
 	uint64		docid_lo;		/* global docid of local docid 0 */
@@ -193,26 +198,10 @@ typedef struct SpmTraverse
 
 	SpmCounters *counters;
 
-	/* scratch, allocated by spm_traverse_begin */
-	double		slack;			/* pruning margin, see spm_traverse_begin */
-	double	   *acc;			/* [SPM_WINDOW], all zeros between windows
-								 * of spm_traverse_topk */
-	int		   *order;			/* [nterms] */
-	uint32		next;			/* next window start (spm_window_scores) */
-	uint16	   *wdocs;			/* pool for the terms' window postings */
-	float	   *wvals;
-	int64		wcap;
-	int64		window_pn;		/* non-essential postings of the window */
-	int			backoff;		/* MaxScore back-off, in windows */
-	int			skip_ms;		/* windows left before MaxScore is retried */
-	double		cand_rate;		/* candidates per document, last window */
+	/* set by spm_traverse_begin, freed by spm_traverse_end */
+	SpmTraverseState *state;
 } SpmTraverse;
 
-extern void spm_cursor_init(SpmTermCursor *c, double q, int nblocks,
-							const uint32 *last, const float *max_w,
-							const float *min_w, const uint32 *blkno,
-							const uint16 *off, const uint8 *count,
-							double *bub);
 extern void spm_traverse_begin(SpmTraverse *t);
 extern void spm_traverse_topk(SpmTraverse *t);
 extern const double *spm_window_scores(SpmTraverse *t, uint32 a, uint32 b);

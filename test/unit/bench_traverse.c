@@ -115,17 +115,17 @@ encode_all(void)
 }
 
 static void
-read_block(void *arg, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmQueryTerm *term, int b,
 		   uint32 *docids, float *weights)
 {
-	unit_read_block(&blocks, c, b, docids, weights);
+	unit_read_block(&blocks, term, b, docids, weights);
 }
 
 static void
-accumulate_block(void *arg, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmQueryTerm *term, int b,
 				 double q, double *acc, uint32 base)
 {
-	unit_accumulate_block(&blocks, c, b, q, acc, base);
+	unit_accumulate_block(&blocks, term, b, q, acc, base);
 }
 
 static double
@@ -141,26 +141,19 @@ static int
 run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 	SpmCounters *counters)
 {
-	SpmTermCursor *cur = palloc0(Max(q->n, 1) * sizeof(SpmTermCursor));
-	double	  **bubs = palloc(Max(q->n, 1) * sizeof(double *));
+	SpmQueryTerm *qterms = palloc(Max(q->n, 1) * sizeof(SpmQueryTerm));
 	SpmTopK		topk;
 	SpmTraverse t;
 	int			n = 0;
 
 	for (int i = 0; i < q->n; i++)
 	{
-		UnitTerm   *tt = &terms[q->idx[i]];
-
-		if (tt->df == 0)
-			continue;
-		bubs[n] = palloc(tt->nblocks * sizeof(double));
-		spm_cursor_init(&cur[n], q->val[i], tt->nblocks, tt->last, tt->bmax,
-						tt->bmin, tt->blkno, tt->off, tt->count, bubs[n]);
-		n++;
+		if (terms[q->idx[i]].df > 0)
+			unit_query_term(&terms[q->idx[i]], q->val[i], &qterms[n++]);
 	}
 	spm_topk_init(&topk, k, hits);
 	memset(&t, 0, sizeof(t));
-	t.terms = cur;
+	t.terms = qterms;
 	t.nterms = n;
 	t.ndocs = ndocs;
 	t.exhaustive = exhaustive;
@@ -173,10 +166,7 @@ run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 	spm_traverse_topk(&t);
 	spm_traverse_end(&t);
 	spm_topk_sort(&topk);
-	for (int i = 0; i < n; i++)
-		pfree(bubs[i]);
-	pfree(bubs);
-	pfree(cur);
+	pfree(qterms);
 	return topk.n;
 }
 

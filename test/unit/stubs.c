@@ -38,6 +38,12 @@ palloc0(Size size)
 }
 
 void *
+palloc_extended(Size size, int flags)
+{
+	return (flags & MCXT_ALLOC_ZERO) ? palloc0(size) : palloc(size);
+}
+
+void *
 repalloc(void *pointer, Size size)
 {
 	void	   *p = realloc(pointer, size ? size : 1);

@@ -394,17 +394,17 @@ free_segment(TestSeg *s)
 }
 
 static void
-read_block(void *arg, const SpmTermCursor *c, int b,
+read_block(void *arg, const SpmQueryTerm *term, int b,
 		   uint32 *docids, float *weights)
 {
-	unit_read_block(&((TestSeg *) arg)->blocks, c, b, docids, weights);
+	unit_read_block(&((TestSeg *) arg)->blocks, term, b, docids, weights);
 }
 
 static void
-accumulate_block(void *arg, const SpmTermCursor *c, int b,
+accumulate_block(void *arg, const SpmQueryTerm *term, int b,
 				 double q, double *acc, uint32 base)
 {
-	unit_accumulate_block(&((TestSeg *) arg)->blocks, c, b, q, acc, base);
+	unit_accumulate_block(&((TestSeg *) arg)->blocks, term, b, q, acc, base);
 }
 
 static bool
@@ -446,23 +446,17 @@ random_query(TestQuery *q, int nterms, int style, bool negative)
 	}
 }
 
-/* cursors for the query terms present in s */
+/* the query terms present in s, in terms[] (room for q->n) */
 static int
-make_cursors(TestSeg *s, TestQuery *q, SpmTermCursor *cur, double **bubs)
+make_terms(TestSeg *s, TestQuery *q, SpmQueryTerm *terms)
 {
 	int			n = 0;
 
 	for (int i = 0; i < q->n; i++)
 	{
-		UnitTerm   *tt;
-
 		if (q->idx[i] >= s->nterms || s->terms[q->idx[i]].df == 0)
 			continue;
-		tt = &s->terms[q->idx[i]];
-		bubs[n] = palloc(sizeof(double) * (tt->nblocks + 1));
-		spm_cursor_init(&cur[n], q->val[i], tt->nblocks, tt->last, tt->bmax,
-						tt->bmin, tt->blkno, tt->off, tt->count, bubs[n]);
-		n++;
+		unit_query_term(&s->terms[q->idx[i]], q->val[i], &terms[n++]);
 	}
 	return n;
 }
@@ -538,13 +532,12 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 	spm_topk_init(&topk, k, hits);
 	for (int i = 0; i < nseg; i++)
 	{
-		SpmTermCursor *cur = palloc(sizeof(SpmTermCursor) * 64);
-		double	   *bubs[64];
+		SpmQueryTerm terms[64];
 		SpmTraverse t;
 
 		memset(&t, 0, sizeof(t));
-		t.nterms = make_cursors(segs[i], q, cur, bubs);
-		t.terms = cur;
+		t.nterms = make_terms(segs[i], q, terms);
+		t.terms = terms;
 		t.docid_lo = segs[i]->docid_lo;
 		t.ndocs = segs[i]->ndocs;
 		t.exhaustive = exhaustive;
@@ -558,11 +551,10 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		t.arg = segs[i];
 		t.counters = counters;
 		spm_traverse_begin(&t);
+		/* the traversal keeps its own copy of the term descriptions */
+		memset(terms, 0x7f, sizeof(terms));
 		spm_traverse_topk(&t);
 		spm_traverse_end(&t);
-		for (int j = 0; j < t.nterms; j++)
-			pfree(bubs[j]);
-		pfree(cur);
 	}
 	spm_topk_sort(&topk);
 	return topk.n;
@@ -628,8 +620,7 @@ check_stream(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 static void
 check_window_scores(TestSeg *s, TestQuery *q)
 {
-	SpmTermCursor *cur = palloc(sizeof(SpmTermCursor) * 64);
-	double	   *bubs[64];
+	SpmQueryTerm terms[64];
 	SpmCounters counters;
 	SpmTraverse t;
 	SpmTopK		topk;
@@ -638,8 +629,8 @@ check_window_scores(TestSeg *s, TestQuery *q)
 	memset(&counters, 0, sizeof(counters));
 	memset(&t, 0, sizeof(t));
 	spm_topk_init(&topk, 1, &dummy);
-	t.nterms = make_cursors(s, q, cur, bubs);
-	t.terms = cur;
+	t.nterms = make_terms(s, q, terms);
+	t.terms = terms;
 	t.docid_lo = s->docid_lo;
 	t.ndocs = s->ndocs;
 	t.exhaustive = true;
@@ -666,9 +657,6 @@ check_window_scores(TestSeg *s, TestQuery *q)
 		a = b + rnd_below(3);
 	}
 	spm_traverse_end(&t);
-	for (int j = 0; j < t.nterms; j++)
-		pfree(bubs[j]);
-	pfree(cur);
 }
 
 static void

@@ -71,12 +71,26 @@ unit_free_blocks(UnitBlocks *blocks)
 	memset(blocks, 0, sizeof(*blocks));
 }
 
+/* t with query weight q, for SpmTraverse.terms */
 void
-unit_read_block(const UnitBlocks *blocks, const SpmTermCursor *c, int b,
+unit_query_term(const UnitTerm *t, double q, SpmQueryTerm *out)
+{
+	out->q = q;
+	out->nblocks = t->nblocks;
+	out->last = t->last;
+	out->max_w = t->bmax;
+	out->min_w = t->bmin;
+	out->blkno = t->blkno;
+	out->off = t->off;
+	out->count = t->count;
+}
+
+void
+unit_read_block(const UnitBlocks *blocks, const SpmQueryTerm *term, int b,
 				uint32 *docids, float *weights)
 {
-	if (!spm_block_decode(blocks->enc[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
-						  c->count[b], c->last[b], docids, weights))
+	if (!spm_block_decode(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
+						  term->count[b], term->last[b], docids, weights))
 	{
 		fprintf(stderr, "corrupt block\n");
 		abort();
@@ -84,11 +98,11 @@ unit_read_block(const UnitBlocks *blocks, const SpmTermCursor *c, int b,
 }
 
 void
-unit_accumulate_block(const UnitBlocks *blocks, const SpmTermCursor *c, int b,
-					  double q, double *acc, uint32 base)
+unit_accumulate_block(const UnitBlocks *blocks, const SpmQueryTerm *term,
+					  int b, double q, double *acc, uint32 base)
 {
-	if (!spm_block_accumulate(blocks->enc[c->blkno[b]], SPM_BLOCK_MAX_BYTES,
-							  c->count[b], c->last[b], q, acc, base,
+	if (!spm_block_accumulate(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
+							  term->count[b], term->last[b], q, acc, base,
 							  SPM_WINDOW - 1))
 	{
 		fprintf(stderr, "corrupt block\n");

@@ -33,10 +33,11 @@ typedef struct UnitBlocks
 extern void unit_encode_term(UnitTerm *t, UnitBlocks *blocks);
 extern void unit_free_term(UnitTerm *t);
 extern void unit_free_blocks(UnitBlocks *blocks);
-extern void unit_read_block(const UnitBlocks *blocks, const SpmTermCursor *c,
+extern void unit_query_term(const UnitTerm *t, double q, SpmQueryTerm *out);
+extern void unit_read_block(const UnitBlocks *blocks, const SpmQueryTerm *term,
 							int b, uint32 *docids, float *weights);
 extern void unit_accumulate_block(const UnitBlocks *blocks,
-								  const SpmTermCursor *c, int b, double q,
+								  const SpmQueryTerm *term, int b, double q,
 								  double *acc, uint32 base);
 
 #endif							/* UNITSEG_H */

@@ -461,7 +461,15 @@ spm_traverse_begin(SpmTraverse *t)
 	}
 	t->counters->blocks_skipped += blocks;
 	t->slack = absmass * (t->nterms + 8) * ldexp(1.0, -50);
-	t->acc = palloc0(SPM_WINDOW * sizeof(double));
+	/*
+	 * A window never reaches past ndocs, so only that much of the
+	 * accumulator is ever read; zeroing all 128 kB for a small segment cost
+	 * more than scoring it.  The rest is allocated only so that the block
+	 * decoder's SPM_WINDOW - 1 mask keeps even a damaged block's writes in
+	 * bounds (they are never read: it fails its skip-entry check).
+	 */
+	t->acc = palloc(SPM_WINDOW * sizeof(double));
+	memset(t->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
 	t->order = palloc(Max(t->nterms, 1) * sizeof(int));
 	t->next = 0;
 	t->wdocs = NULL;

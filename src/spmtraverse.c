@@ -565,6 +565,8 @@ threshold(SpmTraverse *t)
  * non-essential contributions are not negative, which is close enough
  * for a prediction of the next window (t->cand_rate).
  */
+#define SPM_PREDICT_STRIDE	8
+
 static void
 predict_candidates(SpmTraverse *t, const double *acc, uint32 n, int npresent)
 {
@@ -580,9 +582,15 @@ predict_candidates(SpmTraverse *t, const double *acc, uint32 n, int npresent)
 	if (nne == 0)
 		return;
 	thr = theta - noness - t->slack;
-	for (uint32 i = 0; i < n; i++)
+
+	/*
+	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
+	 * full window), and a pass over all of them cost 8% of a 100k-document
+	 * query under callgrind.
+	 */
+	for (uint32 i = 0; i < n; i += SPM_PREDICT_STRIDE)
 		count += acc[i] >= thr;
-	t->cand_rate = (double) count / n;
+	t->cand_rate = (double) count / ((n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE);
 }
 
 /*

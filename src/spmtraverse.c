@@ -546,7 +546,16 @@ spm_traverse_begin(SpmTraverse *t)
 	}
 	t->counters->blocks_skipped += blocks;
 	s->slack = absmass * (t->nterms + 8) * ldexp(1.0, -50);
-	s->acc = palloc0(SPM_WINDOW * sizeof(double));
+
+	/*
+	 * A window never reaches past ndocs, so only that much of the
+	 * accumulator is ever read; zeroing all 128 kB for a small segment cost
+	 * more than scoring it.  The rest is allocated only so that the block
+	 * decoder's SPM_WINDOW - 1 mask keeps even a damaged block's writes in
+	 * bounds (they are never read: it fails its skip-entry check).
+	 */
+	s->acc = palloc(SPM_WINDOW * sizeof(double));
+	memset(s->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
 	s->order = palloc(Max(t->nterms, 1) * sizeof(int));
 	s->cand_rate = 1.0;
 	t->state = s;
@@ -643,6 +652,8 @@ threshold(SpmTraverseState *s)
  * non-essential contributions are not negative, which is close enough
  * for a prediction of the next window (s->cand_rate).
  */
+#define SPM_PREDICT_STRIDE	8
+
 static void
 predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
 				   int npresent)
@@ -659,9 +670,15 @@ predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
 	if (nne == 0)
 		return;
 	thr = theta - noness - s->slack;
-	for (uint32 i = 0; i < n; i++)
+
+	/*
+	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
+	 * full window), and a pass over all of them cost 6% of a 100k-document
+	 * query under callgrind.
+	 */
+	for (uint32 i = 0; i < n; i += SPM_PREDICT_STRIDE)
 		count += acc[i] >= thr;
-	s->cand_rate = (double) count / n;
+	s->cand_rate = (double) count / ((n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE);
 }
 
 /*

@@ -7,7 +7,7 @@ PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
 
 # Object files, grouped by area (explicit lists: deterministic builds).
 OBJS_TYPE = src/sparsevec.o src/spvbm25.o
-OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmsort.o \
+OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmlimit.o src/spmsort.o \
 	src/spmflush.o src/spmmerge.o src/spmoptions.o src/spmpage.o \
 	src/spmpending.o src/spmscan.o src/spmsegment.o src/spmtraverse.o \
 	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o
@@ -21,7 +21,7 @@ REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct 
 	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
 	sparsevec_trusted
 REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_deepen \
-	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition
+	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit
 REGRESS_BM25 = sparsevec_bm25
 REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done

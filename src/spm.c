@@ -121,4 +121,5 @@ void
 _PG_init(void)
 {
 	spm_init();
+	SpmInstallLimitHints(spmgettuple);
 }

@@ -317,6 +317,10 @@ extern int	spm_debug_round_delay;
 
 /* spmoptions.c */
 extern void spm_init(void);
+
+/* spmlimit.c */
+extern int	SpmTakeLimitHint(Oid index);
+extern void SpmInstallLimitHints(amgettuple_function gettuple);
 extern bytea *spmoptions(Datum reloptions, bool validate);
 extern SpmOptions *spm_get_options(Relation index);
 

@@ -804,7 +804,10 @@ start_scan(IndexScanDesc scan)
 		so->state = SPM_SCAN_ROUNDS;
 	}
 	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
-	so->k = spm_initial_k;
+	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
+	so->k = SpmTakeLimitHint(RelationGetRelid(scan->indexRelation));
+	if (so->k <= 0)
+		so->k = spm_initial_k;
 	so->kmax = (int) Min((Size) work_mem * 1024 / (2 * sizeof(SpmHit)),
 						 (Size) (MaxAllocSize / sizeof(SpmHit)));
 	so->kmax = Max(so->kmax, 2);

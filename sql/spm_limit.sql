@@ -58,6 +58,12 @@ SELECT spm_lim_rounds('SELECT id FROM (SELECT id FROM spm_lim ORDER BY v <#> ''{
 SELECT spm_lim_rounds('SELECT id FROM spm_lim ORDER BY v <#> ''{1:1,40:2}/200'' LIMIT 10 OFFSET 480');
 -- LIMIT 3: one round of 3; asking for more than the hint starts round 2
 SELECT spm_lim_rounds('SELECT id FROM spm_lim ORDER BY v <#> ''{1:1,40:2}/200'' LIMIT 3');
+-- a LATERAL top-k per outer row: every rescan keeps the hint
+SELECT spm_lim_rounds('SELECT g, id FROM generate_series(1, 3) g,
+	LATERAL (SELECT id FROM spm_lim ORDER BY v <#> format(''{%s:1,40:2}/200'', g)::sparsevec LIMIT 300) s');
+SELECT spm_compare(
+	'SELECT g, id, d FROM generate_series(1, 3) g, LATERAL (SELECT id, v <#> format(''{%s:1,40:2}/200'', g)::sparsevec AS d FROM spm_lim ORDER BY v <#> format(''{%s:1,40:2}/200'', g)::sparsevec LIMIT 300) s',
+	'SELECT g, id, v <#> format(''{%s:1,40:2}/200'', g)::sparsevec AS d FROM generate_series(1, 3) g, spm_lim', 300);
 -- a filter on the scan: no hint (rows are rejected after the scan)
 SELECT spm_lim_rounds('SELECT id FROM spm_lim WHERE id % 7 = 0 ORDER BY v <#> ''{1:1,40:2}/200'' LIMIT 50');
 SELECT spm_compare(

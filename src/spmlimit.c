@@ -16,7 +16,8 @@
  * without a filter of its own (or a Merge Append of such scans, as over
  * partitions), it records a hint: (index, executor state, offset + count).
  * The scan's first amgettuple takes the most recent hint for its index,
- * removing it, and uses it as the size of its first round.
+ * removing it, and uses it as the size of its first round, also after
+ * every rescan (a LATERAL top-k per outer row).
  *
  * A hint only chooses how many rows the first round computes; it never
  * changes a result.  A round that returns fewer rows than the executor
@@ -150,7 +151,8 @@ find_limits(PlanState *ps, void *context)
 			 known_int8(plan->limitOffset, estate, &offset)) &&
 			count >= 0 && offset >= 0 && child != NULL)
 		{
-			int			bound = (int) Min(count + Min(offset, PG_INT32_MAX),
+			int			bound = (int) Min(Min(count, PG_INT32_MAX) +
+										  Min(offset, PG_INT32_MAX),
 										  PG_INT32_MAX);
 
 			bound = Max(bound, 1);

@@ -73,6 +73,8 @@ typedef struct SpmScanOpaqueData
 	bool		exhaustive;		/* sparse_maxscore.algorithm */
 	int			k;				/* size of the next round */
 	int			kmax;			/* largest round that fits work_mem */
+	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
+	bool		hint_taken;		/* limit_hint looked up (once per scan) */
 	SpmAfter	after;			/* last row returned by the rounds */
 	uint64		pos;			/* docid-order phases: next docid */
 	int			batch;			/* docid-order phases: batch size */
@@ -805,9 +807,12 @@ start_scan(IndexScanDesc scan)
 	}
 	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
 	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
-	so->k = SpmTakeLimitHint(RelationGetRelid(scan->indexRelation));
-	if (so->k <= 0)
-		so->k = spm_initial_k;
+	if (!so->hint_taken)
+	{
+		so->limit_hint = SpmTakeLimitHint(RelationGetRelid(scan->indexRelation));
+		so->hint_taken = true;
+	}
+	so->k = so->limit_hint > 0 ? so->limit_hint : spm_initial_k;
 	so->kmax = (int) Min((Size) work_mem * 1024 / (2 * sizeof(SpmHit)),
 						 (Size) (MaxAllocSize / sizeof(SpmHit)));
 	so->kmax = Max(so->kmax, 2);

@@ -549,8 +549,9 @@ spm_traverse_begin(SpmTraverse *t)
 
 	/*
 	 * A window never reaches past ndocs, so only that much of the
-	 * accumulator is ever read; zeroing all 128 kB for a small segment cost
-	 * more than scoring it.  The rest is allocated only so that the block
+	 * accumulator is ever read; zeroing all 128 kB per segment took about
+	 * 3% of a 1,000-document query (doc/decisions.md, "Fixed per-query
+	 * cost").  The rest is allocated only so that the block
 	 * decoder's SPM_WINDOW - 1 mask keeps even a damaged block's writes in
 	 * bounds (they are never read: it fails its skip-entry check).
 	 */

@@ -39,6 +39,7 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 
 #include "sparsevec.h"
 #include "spmtraverse.h"
@@ -212,6 +213,9 @@ struct SpmTraverseState
 	double		slack;			/* pruning margin, see spm_traverse_begin */
 	double	   *acc;			/* [SPM_WINDOW], all zeros between windows
 								 * of spm_traverse_topk */
+	uint64	   *touched;		/* [SPM_WINDOW / 64]: MaxScore windows, bit
+								 * of every offset an essential posting
+								 * added to; all zeros between windows */
 	int		   *order;			/* [nterms] */
 	double	   *bub;			/* every term's block bounds, one array */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
@@ -291,13 +295,15 @@ probe_deep(SpmTraverseState *s, SpmTermCursor *c, uint32 d, float *w)
  * Term-at-a-time: add q * w of every posting with docid in [a, b) to
  * acc[docid - a].  Windows must come in ascending order.  With record,
  * the postings are also kept in c->wdocs/c->wvals (offsets from a), for
- * canonical_score.
+ * canonical_score, and their offsets are marked in s->touched, so that
+ * maxscore_window visits only the documents an essential term holds.
  */
 static void
 taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 	 bool record)
 {
 	const double q = c->term.q;
+	uint64	   *touched = s->touched;
 	int			j = c->tblk;
 
 	c->wn = 0;
@@ -344,6 +350,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 				c->wdocs[c->wn] = (uint16) (d - a);
 				c->wvals[c->wn] = c->tw[p];
 				c->wn++;
+				touched[(d - a) >> 6] |= UINT64CONST(1) << ((d - a) & 63);
 			}
 		}
 		else
@@ -557,6 +564,7 @@ spm_traverse_begin(SpmTraverse *t)
 	 */
 	s->acc = palloc(SPM_WINDOW * sizeof(double));
 	memset(s->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
+	s->touched = palloc0(SPM_WINDOW / 64 * sizeof(uint64));
 	s->order = palloc(Max(t->nterms, 1) * sizeof(int));
 	s->cand_rate = 1.0;
 	t->state = s;
@@ -586,6 +594,7 @@ spm_traverse_end(SpmTraverse *t)
 	pfree(s->bub);
 	pfree(s->seen);
 	pfree(s->acc);
+	pfree(s->touched);
 	pfree(s->order);
 	if (s->wdocs)
 	{
@@ -966,23 +975,43 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 				const SpmWindowPlan *plan)
 {
 	double	   *acc = s->acc;
+	uint64	   *touched = s->touched;
 	double		theta = threshold(s);
 	int64		decoded_before = s->t.counters->postings_decoded;
 	int64		probes = 0;
 	int64		ncand = 0;
 
-	for (uint32 d = a; d < b; d++)
+	/*
+	 * Only documents an essential term holds can be candidates: the
+	 * non-essential bounds alone stay below theta by construction.  So walk
+	 * the touched bits (ascending, as the probes need) instead of every
+	 * docid of the window; at 1M documents on the idf corpus the full walk
+	 * was 57% of MaxScore's instructions (doc/decisions.md, "MaxScore
+	 * windows visit only touched documents").
+	 */
+	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
 	{
-		double		partial = acc[d - a];
+		uint64		bits = touched[wi];
 
-		acc[d - a] = 0.0;
-		if (partial + plan->noness + s->slack < theta)
+		if (bits == 0)
 			continue;
-		ncand++;
-		if (!probe_candidate(s, d, partial, plan, theta, &probes))
-			continue;
-		consider(s, d, canonical_score(s, a, d));
-		theta = threshold(s);
+		touched[wi] = 0;
+		do
+		{
+			uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
+			uint32		d = a + off;
+			double		partial = acc[off];
+
+			bits &= bits - 1;
+			acc[off] = 0.0;
+			if (partial + plan->noness + s->slack < theta)
+				continue;
+			ncand++;
+			if (!probe_candidate(s, d, partial, plan, theta, &probes))
+				continue;
+			consider(s, d, canonical_score(s, a, d));
+			theta = threshold(s);
+		} while (bits != 0);
 	}
 
 	s->cand_rate = (double) ncand / (b - a);

@@ -273,6 +273,141 @@ test_codec(void)
 	CHECK(spm_block_size(buf, sizeof(buf)) == -1, "garbage header accepted");
 }
 
+/*
+ * The docid deltas as the layout defines them, one byte at a time (the
+ * 7-bit groups of a fifth byte beyond bit 31 are dropped, as the decoder
+ * does): true if the count - 1 deltas use exactly the n bytes, none is
+ * zero and the docids stay below 2^32.  *parsed tells whether the bytes
+ * make count - 1 deltas at all, and then *end_docid is where they lead
+ * (wrapping past 2^32), so that a test can hand the decoder a last docid
+ * that only the zero and overflow rules can refuse.
+ */
+static bool
+ref_decode_ids(const unsigned char *p, int n, uint32 first, int count,
+			   uint32 *out, bool *parsed, uint32 *end_docid)
+{
+	const unsigned char *end = p + n;
+	uint32		d = first;
+	bool		ok = true;
+
+	*parsed = false;
+	out[0] = d;
+	for (int i = 1; i < count; i++)
+	{
+		uint32		delta = 0;
+		int			nb = 0;
+		bool		more;
+
+		do
+		{
+			if (p >= end || nb == 5)
+				return false;
+			delta |= (uint32) (*p & 0x7F) << (7 * nb);
+			more = (*p & 0x80) != 0;
+			p++;
+			nb++;
+		} while (more);
+		if (delta == 0 || d > PG_UINT32_MAX - delta)
+			ok = false;
+		d += delta;
+		out[i] = d;
+	}
+	if (p != end)
+		return false;
+	*parsed = true;
+	*end_docid = d;
+	return ok;
+}
+
+/*
+ * The decoders against ref_decode_ids on delta streams of every length
+ * (1 to 5 bytes, canonical or not), some of them damaged: each must
+ * accept exactly the streams the reference accepts, with the same docids.
+ */
+static void
+test_codec_streams(void)
+{
+	char		buf[SPM_BLOCK_MAX_BYTES + 64];
+	uint32		ref[SPM_BLOCK_POSTINGS];
+	uint32		d2[SPM_BLOCK_POSTINGS];
+	float		w2[SPM_BLOCK_POSTINGS];
+	double		acc[4096];
+	int			accepted = 0;
+
+	for (int iter = 0; iter < 200000; iter++)
+	{
+		int			count = 1 + rnd_below(SPM_BLOCK_POSTINGS);
+		unsigned char *ids = (unsigned char *) buf + sizeof(SpmBlockHeader);
+		int			maxlen = 1 + rnd_below(5);
+		int			n = 0;
+		SpmBlockHeader hdr;
+		uint32		first = rnd_below(4) == 0 ? PG_UINT32_MAX - rnd_below(1 << 20) : rnd_below(1 << 20);
+		uint32		last;
+		int			size;
+		bool		ok;
+		bool		parsed;
+
+		for (int i = 1; i < count; i++)
+		{
+			int			len = 1 + rnd_below(maxlen);
+
+			for (int b = 0; b < len; b++)
+			{
+				unsigned char byte = (unsigned char) rnd_below(128);
+
+				/* small values too, and zero groups (non-canonical) */
+				if (rnd_below(4) == 0)
+					byte = (unsigned char) rnd_below(2);
+				ids[n++] = byte | (b < len - 1 ? 0x80 : 0);
+			}
+		}
+		/* damage: flip a high bit, or end the stream early or late */
+		if (n > 0 && rnd_below(3) == 0)
+		{
+			switch (rnd_below(3))
+			{
+				case 0:
+					ids[rnd_below(n)] ^= 0x80;
+					break;
+				case 1:
+					n--;
+					break;
+				default:
+					if (n < (count - 1) * 5)
+						ids[n++] = (unsigned char) rnd_below(256);
+					break;
+			}
+		}
+		hdr.first_docid = first;
+		hdr.count = (uint8) count;
+		hdr.flags = 0;
+		hdr.nbytes_ids = (uint16) n;
+		memcpy(buf, &hdr, sizeof(hdr));
+		size = TYPEALIGN(4, sizeof(SpmBlockHeader) + n);
+		memset(buf + sizeof(SpmBlockHeader) + n, 0, size - sizeof(SpmBlockHeader) - n);
+		memset(buf + size, 0, count * sizeof(float));
+		size += count * sizeof(float);
+
+		ok = ref_decode_ids(ids, n, first, count, ref, &parsed, &last);
+		if (!parsed)
+			last = rnd_below(1 << 20);
+		/* a wrong last docid must fail anyway; so must a size the header rules out */
+		if (n < count - 1 || n > (count - 1) * 5)
+			ok = false;
+		accepted += ok;
+		CHECK(spm_block_decode(buf, size, count, last, d2, w2) == ok,
+			  "decode %s a stream the reference %s (count %d, %d bytes)",
+			  ok ? "rejects" : "accepts", ok ? "accepts" : "rejects", count, n);
+		for (int i = 0; ok && i < count; i++)
+			CHECK(d2[i] == ref[i], "docid %d: %u, reference %u", i, d2[i], ref[i]);
+		CHECK(spm_block_accumulate(buf, size, count, last, 1.0, acc, 0, 4095) == ok,
+			  "accumulate %s a stream the reference %s (count %d, %d bytes)",
+			  ok ? "rejects" : "accepts", ok ? "accepts" : "rejects", count, n);
+	}
+	/* the streams must exercise both outcomes */
+	CHECK(accepted > 10000 && accepted < 190000, "accepted %d of 200000", accepted);
+}
+
 /* ----------------------------------------------------------------
  * A segment in memory
  * ----------------------------------------------------------------
@@ -781,6 +916,7 @@ main(int argc, char **argv)
 	rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : 20261130;
 	printf("seed %llu\n", (unsigned long long) rng_state);
 	test_codec();
+	test_codec_streams();
 	test_topk_heap();
 	test_traversal();
 	test_pruning_happens();

@@ -133,6 +133,9 @@ typedef struct SpmQueryTerm
 {
 	double		q;				/* query weight */
 	int			nblocks;		/* posting blocks of the term */
+	int			id;				/* the caller's own number for the term,
+								 * for its callbacks (the traversal does
+								 * not read it) */
 
 	/*
 	 * the skip entries, [nblocks] each: referenced, so they must outlive

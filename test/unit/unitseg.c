@@ -77,6 +77,7 @@ unit_query_term(const UnitTerm *t, double q, SpmQueryTerm *out)
 {
 	out->q = q;
 	out->nblocks = t->nblocks;
+	out->id = 0;
 	out->last = t->last;
 	out->max_w = t->bmax;
 	out->min_w = t->bmin;

@@ -110,9 +110,10 @@ SpmCounters spm_last_scan;
  * even term-at-a-time visits every term once per window.  When eight pins
  * were shared round-robin by all terms, a 1M-document query at LIMIT 100
  * read 5,292 index buffers on average, now 1,770 (doc/decisions.md, "A pin
- * per query term").  Beyond SPM_READER_MAX_PINS terms share pins by id modulo the
- * count; with a small shared_buffers the count is smaller still, so that
- * a few concurrent scans cannot pin every buffer.
+ * per query term").  Beyond SPM_READER_MAX_PINS terms share pins by id
+ * modulo the count; with a small shared_buffers the count is smaller
+ * still (NBuffers / 64, at least 8), so that a few concurrent scans
+ * cannot pin every buffer.
  */
 #define SPM_READER_MAX_PINS	64
 

@@ -111,9 +111,11 @@ SpmCounters spm_last_scan;
  * were shared round-robin by all terms, a 1M-document query at LIMIT 100
  * read 5,292 index buffers on average, now 1,770 (doc/decisions.md, "A pin
  * per query term").  Beyond SPM_READER_MAX_PINS terms share pins by id
- * modulo the count; with a small shared_buffers the count is smaller
- * still (NBuffers / 64, at least 8), so that a few concurrent scans
- * cannot pin every buffer.
+ * modulo the count.  The count is also held to a backend's proportional
+ * share of the buffer pool, NBuffers / MaxBackends (the share the buffer
+ * manager itself computes as MaxProportionalPins from PostgreSQL 16 on),
+ * so that every backend can run a scan at once, but never below the 8
+ * this reader always had.
  */
 #define SPM_READER_MAX_PINS	64
 
@@ -222,7 +224,8 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	memset(r, 0, sizeof(SpmReader));
 	r->index = scan->indexRelation;
 	r->seg = seg;
-	r->npins = Max(1, Min(n, Min(SPM_READER_MAX_PINS, Max(8, NBuffers / 64))));
+	r->npins = Max(1, Min(n, Min(SPM_READER_MAX_PINS,
+								 Max(8, NBuffers / Max(MaxBackends, 1)))));
 	r->pins = palloc(r->npins * sizeof(SpmPin));
 	for (int i = 0; i < r->npins; i++)
 		r->pins[i].buf = InvalidBuffer;

@@ -992,18 +992,37 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
 	{
 		uint64		bits = touched[wi];
+		uint32		coff[64];
+		double		cpartial[64];
+		int			nc = 0;
 
 		if (bits == 0)
 			continue;
 		touched[wi] = 0;
+
+		/*
+		 * Collect this word's candidates without a branch on the test
+		 * (whether a document passes is close to a coin flip for the
+		 * branch predictor), then probe them.
+		 */
 		do
 		{
 			uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
-			uint32		d = a + off;
 			double		partial = acc[off];
 
 			bits &= bits - 1;
 			acc[off] = 0.0;
+			coff[nc] = off;
+			cpartial[nc] = partial;
+			nc += !(partial + plan->noness + s->slack < theta);
+		} while (bits != 0);
+
+		for (int i = 0; i < nc; i++)
+		{
+			uint32		d = a + coff[i];
+			double		partial = cpartial[i];
+
+			/* theta may have risen since the word was collected */
 			if (partial + plan->noness + s->slack < theta)
 				continue;
 			ncand++;
@@ -1011,7 +1030,7 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 				continue;
 			consider(s, d, canonical_score(s, a, d));
 			theta = threshold(s);
-		} while (bits != 0);
+		}
 	}
 
 	s->cand_rate = (double) ncand / (b - a);

@@ -409,6 +409,7 @@ typedef struct SpmTermData
 	BlockNumber *blkno;
 	uint16	   *off;
 	uint8	   *count;
+	SpmTermSummary *sum;		/* spm_term_summarize of the above */
 } SpmTermData;
 
 /* a pinned page kept across lookups (docmap, bitsets) */

@@ -218,6 +218,7 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 		term->blkno = d->blkno;
 		term->off = d->off;
 		term->count = d->count;
+		term->sum = d->sum;
 		n++;
 	}
 

@@ -446,7 +446,7 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 		return info->data;
 
 	nb = (info->entry.df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
-	bytes = MAXALIGN(sizeof(SpmTermData)) +
+	bytes = MAXALIGN(sizeof(SpmTermData)) + spm_term_summary_size(nb) +
 		nb * (sizeof(uint32) * 4 + sizeof(uint16) + sizeof(uint8)) + 16;
 	cxt = skip_cache_bytes + bytes <= SPM_SKIP_CACHE_BYTES ? seg->cxt :
 		CurrentMemoryContext;
@@ -457,6 +457,8 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 	mem = MemoryContextAlloc(cxt, bytes);
 	d = (SpmTermData *) mem;
 	mem += MAXALIGN(sizeof(SpmTermData));
+	d->sum = (SpmTermSummary *) mem;
+	mem += spm_term_summary_size(nb);
 	d->entry = info->entry;
 	d->nblocks = nb;
 	d->last = (uint32 *) mem;
@@ -475,6 +477,7 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 		d->count[b] = skips[b].count;
 	}
 	pfree(skips);
+	spm_term_summarize(d->sum, nb, d->max_w, d->min_w, d->count);
 
 	if (cxt == seg->cxt)
 	{

@@ -147,6 +147,55 @@ spm_topk_sort(SpmTopK *topk)
 }
 
 /* ----------------------------------------------------------------
+ * Skip-entry summaries (spmtraverse.h)
+ * ----------------------------------------------------------------
+ */
+
+/* bytes spm_term_summarize needs for a term of nblocks blocks */
+Size
+spm_term_summary_size(int nblocks)
+{
+	Size		ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
+
+	return MAXALIGN(sizeof(SpmTermSummary)) +
+		((Size) nblocks + 1) * sizeof(uint32) + 2 * ngroups * sizeof(float);
+}
+
+/*
+ * Summarise a term's skip entries into mem (spm_term_summary_size bytes,
+ * MAXALIGNed); returns it.  One pass over the entries.
+ */
+SpmTermSummary *
+spm_term_summarize(void *mem, int nblocks, const float *max_w,
+				   const float *min_w, const uint8 *count)
+{
+	SpmTermSummary *sum = (SpmTermSummary *) mem;
+	char	   *p = (char *) mem + MAXALIGN(sizeof(SpmTermSummary));
+	float		absmax = 0.0f;
+
+	sum->ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
+	sum->cum = (uint32 *) p;
+	p += ((Size) nblocks + 1) * sizeof(uint32);
+	sum->gmax_w = (float *) p;
+	sum->gmin_w = sum->gmax_w + sum->ngroups;
+
+	sum->cum[0] = 0;
+	for (int b = 0; b < nblocks; b++)
+	{
+		int			g = b / SPM_SKIP_GROUP;
+
+		sum->cum[b + 1] = sum->cum[b] + count[b];
+		if (b % SPM_SKIP_GROUP == 0 || max_w[b] > sum->gmax_w[g])
+			sum->gmax_w[g] = max_w[b];
+		if (b % SPM_SKIP_GROUP == 0 || min_w[b] < sum->gmin_w[g])
+			sum->gmin_w[g] = min_w[b];
+		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
+	}
+	sum->absmax = absmax;
+	return sum;
+}
+
+/* ----------------------------------------------------------------
  * Term cursors and the traversal's state (see spmtraverse.h: private
  * here, allocated by spm_traverse_begin)
  * ----------------------------------------------------------------
@@ -168,7 +217,6 @@ spm_topk_sort(SpmTopK *topk)
 typedef struct SpmTermCursor
 {
 	SpmQueryTerm term;			/* the caller's description, copied */
-	const double *bub;			/* [nblocks] max(0, best q * w in block) */
 
 	double		wub;			/* bound of the current window */
 	int64		wpost;			/* postings of blocks overlapping it */
@@ -217,7 +265,6 @@ struct SpmTraverseState
 								 * of every offset an essential posting
 								 * added to; all zeros between windows */
 	int		   *order;			/* [nterms] */
-	double	   *bub;			/* every term's block bounds, one array */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
 	uint32		next;			/* next window start (spm_window_scores) */
 	uint16	   *wdocs;			/* pool for the terms' window postings */
@@ -236,6 +283,72 @@ block_first(const SpmTermCursor *c, int b)
 	return b == 0 ? 0 : c->term.last[b - 1] + 1;
 }
 
+/*
+ * Block b's bound: the largest contribution a posting of it can make, or
+ * 0; q * max_w for q > 0, q * min_w for q < 0.
+ */
+static inline double
+block_bound(const SpmTermCursor *c, int b)
+{
+	const float *bw = c->term.q > 0 ? c->term.max_w : c->term.min_w;
+
+	return Max(c->term.q * bw[b], 0.0);
+}
+
+/* the same for group g of SPM_SKIP_GROUP blocks (term.sum) */
+static inline double
+group_bound(const SpmTermCursor *c, int g)
+{
+	const float *bw = c->term.q > 0 ? c->term.sum->gmax_w :
+		c->term.sum->gmin_w;
+
+	return Max(c->term.q * bw[g], 0.0);
+}
+
+/*
+ * The first block at or after block `from` whose last docid is at least d
+ * (nblocks if none): a galloping search, so that a cursor moving forward
+ * pays for the logarithm of the distance, not for every block in between.
+ * Callers move cursors a block or two at a time, and across a whole
+ * window or segment of a long list when a sparser term sets the pace.
+ */
+static inline int
+seek_block(const SpmTermCursor *c, int from, uint32 d)
+{
+	const uint32 *last = c->term.last;
+	const int	n = c->term.nblocks;
+	int			lo = from;
+	int			hi;
+	int			step = 1;
+
+	if (lo >= n || last[lo] >= d)
+		return lo;
+	/* last[lo] < d; find hi with hi == n or last[hi] >= d */
+	for (;;)
+	{
+		hi = lo + step;
+		if (hi >= n)
+		{
+			hi = n;
+			break;
+		}
+		if (last[hi] >= d)
+			break;
+		lo = hi;
+		step <<= 1;
+	}
+	while (hi - lo > 1)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (last[mid] < d)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 static inline void
 note_decoded(SpmTraverseState *s, SpmTermCursor *c, int b)
 {
@@ -252,8 +365,7 @@ note_decoded(SpmTraverseState *s, SpmTermCursor *c, int b)
 static inline void
 probe_shallow(SpmTermCursor *c, uint32 d)
 {
-	while (c->pblk < c->term.nblocks && c->term.last[c->pblk] < d)
-		c->pblk++;
+	c->pblk = seek_block(c, c->pblk, d);
 }
 
 /*
@@ -307,8 +419,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 	int			j = c->tblk;
 
 	c->wn = 0;
-	while (j < c->term.nblocks && c->term.last[j] < a)
-		j++;
+	j = seek_block(c, j, a);
 	while (j < c->term.nblocks && block_first(c, j) < b)
 	{
 		int			n = c->term.count[j];
@@ -373,8 +484,13 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 }
 
 /*
- * Set wub and present of every term for the window [a, b); returns the
- * sum of the bounds.
+ * Set wub, wpost and present of every term for the window [a, b); returns
+ * the sum of the bounds.  The blocks overlapping the window are found by
+ * two searches and their postings counted from the summary's running
+ * sums; the bound takes a whole group of SPM_SKIP_GROUP blocks in one
+ * step where the window covers it.  For q > 0, q * max(max_w) is the
+ * largest of the q * max_w (a product rounds monotonically in its
+ * factor), so the group's bound is exactly the largest of its blocks'.
  */
 static double
 window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
@@ -386,17 +502,33 @@ window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
 		SpmTermCursor *c = &s->terms[i];
 		double		wub = 0.0;
 		int			j;
+		int			e;
 
-		while (c->sblk < c->term.nblocks && c->term.last[c->sblk] < a)
-			c->sblk++;
-		c->wpost = 0;
-		for (j = c->sblk; j < c->term.nblocks && block_first(c, j) < b; j++)
+		c->sblk = j = seek_block(c, c->sblk, a);
+		if (j >= c->term.nblocks || block_first(c, j) >= b)
 		{
-			if (c->bub[j] > wub)
-				wub = c->bub[j];
-			c->wpost += c->term.count[j];
+			c->present = false;
+			c->wub = 0.0;
+			c->wpost = 0;
+			continue;
 		}
-		c->present = j > c->sblk;
+		/* blocks [j, e) overlap the window: e - 1 is the first reaching b - 1 */
+		e = Min(seek_block(c, j, b - 1) + 1, c->term.nblocks);
+		c->wpost = c->term.sum->cum[e] - c->term.sum->cum[j];
+		while (j < e)
+		{
+			if (j % SPM_SKIP_GROUP == 0 && j + SPM_SKIP_GROUP <= e)
+			{
+				wub = Max(wub, group_bound(c, j / SPM_SKIP_GROUP));
+				j += SPM_SKIP_GROUP;
+			}
+			else
+			{
+				wub = Max(wub, block_bound(c, j));
+				j++;
+			}
+		}
+		c->present = true;
 		c->wub = wub;
 		sum += wub;
 	}
@@ -476,44 +608,26 @@ consider(SpmTraverseState *s, uint32 d, double score)
  */
 
 /*
- * Set cursor c over the caller's term, its block bounds in bub[0 ..
- * nblocks) and its seen bitmap in seen (zeroed); returns |q| * max |w| over
- * the term's postings.
+ * Set cursor c over the caller's term and its seen bitmap in seen
+ * (zeroed); returns |q| * max |w| over the term's postings.  Nothing here
+ * visits the term's blocks: bounds are computed when a window or probe
+ * needs them.
  */
 static double
-cursor_init(SpmTermCursor *c, const SpmQueryTerm *term, double *bub,
-			uint8 *seen)
+cursor_init(SpmTermCursor *c, const SpmQueryTerm *term, uint8 *seen)
 {
-	const double q = term->q;
-	const int	nblocks = term->nblocks;
-	double		amax = 0.0;
-
-	/* a block's best contribution: q * max_w for q > 0, q * min_w for q < 0 */
-	if (q > 0)
-	{
-		for (int b = 0; b < nblocks; b++)
-			bub[b] = Max(q * term->max_w[b], 0.0);
-	}
-	else
-	{
-		for (int b = 0; b < nblocks; b++)
-			bub[b] = Max(q * term->min_w[b], 0.0);
-	}
-	for (int b = 0; b < nblocks; b++)
-		amax = Max(amax, Max(fabs(term->max_w[b]), fabs(term->min_w[b])));
-
 	memset(c, 0, sizeof(SpmTermCursor));
 	c->term = *term;
-	c->bub = bub;
 	c->seen = seen;
 	c->tdec = c->pdec = -1;
-	return fabs(q) * amax;
+	return fabs(term->q) * term->sum->absmax;
 }
 
 /*
  * Prepare t (terms, ndocs, callbacks and the rest already set) for
  * spm_traverse_topk or spm_window_scores: allocate t->state, with a cursor
- * per term and the block bounds of every term, in CurrentMemoryContext.
+ * per term and a bitmap of the blocks decoded (for the counters), in
+ * CurrentMemoryContext.
  *
  * The pruning margin: every bound and partial score is a sum of at most
  * nterms + 1 rounded terms, each bounded in magnitude by |q| * max|w|, so
@@ -528,7 +642,6 @@ spm_traverse_begin(SpmTraverse *t)
 	double		absmass = 0.0;
 	int64		blocks = 0;
 	int64		seenbytes = 0;
-	int64		nb = 0;
 	int64		ns = 0;
 
 	for (int i = 0; i < t->nterms; i++)
@@ -541,14 +654,11 @@ spm_traverse_begin(SpmTraverse *t)
 	s->nterms = t->nterms;
 	s->terms = palloc(Max(t->nterms, 1) * sizeof(SpmTermCursor));
 	/* huge: a query may hold many long terms (the limit is the memory) */
-	s->bub = palloc_extended(Max(blocks, 1) * sizeof(double), MCXT_ALLOC_HUGE);
 	s->seen = palloc_extended(Max(seenbytes, 1),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (int i = 0; i < t->nterms; i++)
 	{
-		absmass += cursor_init(&s->terms[i], &t->terms[i], s->bub + nb,
-							   s->seen + ns);
-		nb += t->terms[i].nblocks;
+		absmass += cursor_init(&s->terms[i], &t->terms[i], s->seen + ns);
 		ns += (t->terms[i].nblocks + 7) / 8;
 	}
 	t->counters->blocks_skipped += blocks;
@@ -591,7 +701,6 @@ spm_traverse_end(SpmTraverse *t)
 		}
 	}
 	pfree(s->terms);
-	pfree(s->bub);
 	pfree(s->seen);
 	pfree(s->acc);
 	pfree(s->touched);
@@ -947,7 +1056,7 @@ probe_candidate(SpmTraverseState *s, uint32 d, double partial,
 		c->probe_hit = false;
 		if (c->pblk < c->term.nblocks && d >= block_first(c, c->pblk))
 		{
-			if (partial + c->bub[c->pblk] + rest + slack < theta)
+			if (partial + block_bound(c, c->pblk) + rest + slack < theta)
 				return false;
 			if (probe_deep(s, c, d, &w))
 			{

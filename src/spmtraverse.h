@@ -112,12 +112,14 @@ typedef struct SpmCounters
  * SpmQueryTerm per query term the segment has (its query weight and its
  * skip entries as flat arrays) and an SpmTraverse with the segment, the
  * phase, the heap and the callbacks.  Everything the traversal keeps while
- * it runs -- each term's block bounds, window bound, block and probe
- * positions, decoded blocks, and the window accumulator -- is
- * SpmTraverseState, defined in spmtraverse.c only: spm_traverse_begin
- * allocates it (the per-term cursors in one array, the block bounds of all
- * terms in another) and spm_traverse_end frees it.  The caller computes no
- * bounds and allocates nothing for the traversal.
+ * it runs -- each term's window bound, block and probe positions, decoded
+ * blocks, and the window accumulator -- is SpmTraverseState, defined in
+ * spmtraverse.c only: spm_traverse_begin allocates it (the per-term
+ * cursors in one array) and spm_traverse_end frees it.  The caller
+ * computes no bounds and allocates nothing for the traversal; it only
+ * keeps, with each term's skip entries, their summary
+ * (spm_term_summarize), so that a query does not visit every skip entry
+ * of its terms.
  *
  * Each private cursor starts with a copy of its SpmQueryTerm, so the hot
  * loops read q, nblocks, last and count at a fixed offset from the cursor
@@ -127,6 +129,30 @@ typedef struct SpmCounters
  * "Traversal state is private").
  * ----------------------------------------------------------------
  */
+
+/*
+ * A summary of a term's skip entries, for moving over them in fewer steps
+ * than one per block: the extremes of every group of SPM_SKIP_GROUP
+ * blocks, the postings before every block, and the largest |w| of the
+ * term.  One allocation of spm_term_summary_size(nblocks) bytes, filled
+ * by spm_term_summarize from the skip entries it summarises.
+ */
+#define SPM_SKIP_GROUP		16
+
+typedef struct SpmTermSummary
+{
+	float		absmax;			/* max |w| over the term's postings */
+	int			ngroups;		/* ceil(nblocks / SPM_SKIP_GROUP) */
+	float	   *gmax_w;			/* [ngroups] largest max_w of the group */
+	float	   *gmin_w;			/* [ngroups] smallest min_w of the group */
+	uint32	   *cum;			/* [nblocks + 1] postings in blocks < b */
+} SpmTermSummary;
+
+extern Size spm_term_summary_size(int nblocks);
+extern SpmTermSummary *spm_term_summarize(void *mem, int nblocks,
+										  const float *max_w,
+										  const float *min_w,
+										  const uint8 *count);
 
 /* one query term in one segment, as the caller describes it */
 typedef struct SpmQueryTerm
@@ -147,6 +173,14 @@ typedef struct SpmQueryTerm
 	const uint32 *blkno;		/* where the block lives (for the callbacks) */
 	const uint16 *off;
 	const uint8 *count;			/* postings in the block */
+
+	/*
+	 * The summary of those skip entries (spm_term_summarize), computed
+	 * once per term and segment and kept with them by the caller, so that
+	 * a query's work is proportional to the blocks it visits, not to the
+	 * blocks its terms have.
+	 */
+	const SpmTermSummary *sum;
 } SpmQueryTerm;
 
 typedef enum SpmPhase

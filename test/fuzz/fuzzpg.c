@@ -353,6 +353,13 @@ palloc0(Size size)
 	return MemoryContextAllocZero(CurrentMemoryContext, size);
 }
 
+/* spmtraverse.c allocates its per-query arrays with MCXT_ALLOC_HUGE */
+void *
+palloc_extended(Size size, int flags)
+{
+	return (flags & MCXT_ALLOC_ZERO) ? palloc0(size) : palloc(size);
+}
+
 void
 pfree(void *pointer)
 {

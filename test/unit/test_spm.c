@@ -450,12 +450,12 @@ random_weight(int style)
 	}
 }
 
+static void index_segment(TestSeg *s);
+
 static void
 build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 			  uint64 docid_lo)
 {
-	int		   *pos;
-
 	memset(s, 0, sizeof(*s));
 	s->docid_lo = docid_lo;
 	s->ndocs = ndocs;
@@ -482,19 +482,27 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 				doc->idx[doc->nnz] = t;
 				doc->val[doc->nnz] = random_weight(style);
 				doc->nnz++;
-				s->terms[t].df++;
 			}
 		}
 	}
+	index_segment(s);
+}
 
-	/* posting lists */
-	pos = palloc0(sizeof(int) * nterms);
-	for (int t = 0; t < nterms; t++)
+/* s->terms from s->docs (terms ascending in each document) */
+static void
+index_segment(TestSeg *s)
+{
+	int		   *pos = palloc0(sizeof(int) * s->nterms);
+
+	for (int d = 0; d < s->ndocs; d++)
+		for (int i = 0; i < s->docs[d].nnz; i++)
+			s->terms[s->docs[d].idx[i]].df++;
+	for (int t = 0; t < s->nterms; t++)
 	{
 		s->terms[t].docs = palloc(sizeof(uint32) * (s->terms[t].df + 1));
 		s->terms[t].w = palloc(sizeof(float) * (s->terms[t].df + 1));
 	}
-	for (int d = 0; d < ndocs; d++)
+	for (int d = 0; d < s->ndocs; d++)
 	{
 		TestDoc    *doc = &s->docs[d];
 
@@ -508,7 +516,7 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 		}
 	}
 
-	for (int t = 0; t < nterms; t++)
+	for (int t = 0; t < s->nterms; t++)
 		unit_encode_term(&s->terms[t], &s->blocks);
 	pfree(pos);
 }
@@ -882,6 +890,125 @@ test_pruning_happens(void)
 	free_segment(&seg);
 }
 
+/*
+ * The skip-entry summary against a pass over the entries, and window
+ * bounds taken a group of blocks at a time: a term in every document with
+ * tiny weights, except one weight far above everything else in a block
+ * that does not start its group.  A group bound that missed that block
+ * would make the term non-essential, and the document (which has no other
+ * query term) would never be scored.  Both signs of the query weight, so
+ * both the groups' maxima and their minima are relied on.
+ */
+static void
+test_group_bounds(void)
+{
+	static const int where[] = {
+		16384 + 2048 * 3 + 128 * 7 + 11,	/* window 1, group 11, block 7 of it */
+		2048 * 2 + 128 * 15 + 127,	/* window 0, last block of group 2 */
+		39999,					/* the last, partial group */
+	};
+
+	for (int r = 0; r < 200; r++)
+	{
+		int			nb = rnd_below(100);
+		float		maxw[100];
+		float		minw[100];
+		uint8		count[100];
+		SpmTermSummary *sum = palloc(spm_term_summary_size(nb));
+		uint32		cum = 0;
+		float		absmax = 0.0f;
+
+		for (int b = 0; b < nb; b++)
+		{
+			minw[b] = random_weight(2);
+			maxw[b] = minw[b] + (float) rnd_unit();
+			count[b] = 1 + rnd_below(SPM_BLOCK_POSTINGS);
+		}
+		CHECK(spm_term_summarize(sum, nb, maxw, minw, count) == sum, "summary address");
+		CHECK(sum->ngroups == (nb + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP, "ngroups %d", sum->ngroups);
+		for (int b = 0; b <= nb; b++)
+		{
+			CHECK(sum->cum[b] == cum, "cum[%d] = %u, want %u", b, sum->cum[b], cum);
+			if (b < nb)
+			{
+				cum += count[b];
+				absmax = Max(absmax, Max(fabsf(maxw[b]), fabsf(minw[b])));
+			}
+		}
+		CHECK(sum->absmax == absmax, "absmax %g, want %g", sum->absmax, absmax);
+		for (int g = 0; g < sum->ngroups; g++)
+		{
+			float		gmax = -INFINITY;
+			float		gmin = INFINITY;
+
+			for (int b = g * SPM_SKIP_GROUP; b < Min(nb, (g + 1) * SPM_SKIP_GROUP); b++)
+			{
+				gmax = Max(gmax, maxw[b]);
+				gmin = Min(gmin, minw[b]);
+			}
+			CHECK(sum->gmax_w[g] == gmax && sum->gmin_w[g] == gmin,
+				  "group %d of %d blocks: [%g, %g], want [%g, %g]", g, nb,
+				  sum->gmin_w[g], sum->gmax_w[g], gmin, gmax);
+		}
+		pfree(sum);
+	}
+
+	for (int sign = -1; sign <= 1; sign += 2)
+	{
+		for (int wi = 0; wi < (int) lengthof(where); wi++)
+		{
+			TestSeg		seg;
+			TestSeg    *one[1];
+			TestQuery	q;
+			char		what[64];
+
+			memset(&seg, 0, sizeof(seg));
+			seg.ndocs = 40000;
+			seg.nterms = 3;
+			seg.docs = palloc0(sizeof(TestDoc) * seg.ndocs);
+			seg.terms = palloc0(sizeof(UnitTerm) * seg.nterms);
+			for (int d = 0; d < seg.ndocs; d++)
+			{
+				TestDoc    *doc = &seg.docs[d];
+
+				doc->idx = palloc(sizeof(int32) * 3);
+				doc->val = palloc(sizeof(float) * 3);
+				doc->alive = true;
+				doc->idx[doc->nnz] = 0;
+				/* q * w is -0.001 everywhere, 100 at the one document */
+				doc->val[doc->nnz++] = d == where[wi] ? 100.0f * sign : -0.001f * sign;
+				if (d != where[wi] && d % 50 == 0)
+				{
+					doc->idx[doc->nnz] = 1;
+					doc->val[doc->nnz++] = 1.0f;
+				}
+				if (d != where[wi] && d % 7 == 0)
+				{
+					doc->idx[doc->nnz] = 2;
+					doc->val[doc->nnz++] = 0.5f;
+				}
+			}
+			index_segment(&seg);
+			one[0] = &seg;
+			q.n = 3;
+			q.idx[0] = 0;
+			q.val[0] = (float) sign;
+			q.idx[1] = 1;
+			q.val[1] = 1.0f;
+			q.idx[2] = 2;
+			q.val[2] = 0.5f;
+			snprintf(what, sizeof(what), "group bounds: sign %d, document %d",
+					 sign, where[wi]);
+			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 1, what);
+			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 10, what);
+			always_maxscore = true;
+			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 1, what);
+			always_maxscore = false;
+			free_segment(&seg);
+		}
+	}
+}
+
 static void
 test_topk_heap(void)
 {
@@ -920,6 +1047,7 @@ main(int argc, char **argv)
 	test_topk_heap();
 	test_traversal();
 	test_pruning_happens();
+	test_group_bounds();
 	test_scoring();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

@@ -46,6 +46,8 @@ unit_encode_term(UnitTerm *t, UnitBlocks *blocks)
 		t->blkno[b] = blocks->n;
 		blocks->enc[blocks->n++] = enc;
 	}
+	t->sum = spm_term_summarize(palloc(spm_term_summary_size(nb)), nb,
+								t->bmax, t->bmin, t->count);
 }
 
 void
@@ -59,6 +61,7 @@ unit_free_term(UnitTerm *t)
 	pfree(t->count);
 	pfree(t->blkno);
 	pfree(t->off);
+	pfree(t->sum);
 }
 
 void
@@ -84,6 +87,7 @@ unit_query_term(const UnitTerm *t, double q, SpmQueryTerm *out)
 	out->blkno = t->blkno;
 	out->off = t->off;
 	out->count = t->count;
+	out->sum = t->sum;
 }
 
 void

@@ -20,6 +20,7 @@ typedef struct UnitTerm
 	uint8	   *count;
 	uint32	   *blkno;			/* index into UnitBlocks.enc */
 	uint16	   *off;			/* all zero: a block per "page" */
+	SpmTermSummary *sum;		/* spm_term_summarize of the above */
 } UnitTerm;
 
 /* the encoded blocks of every term */

@@ -306,24 +306,17 @@ group_bound(const SpmTermCursor *c, int g)
 }
 
 /*
- * The first block at or after block `from` whose last docid is at least d
- * (nblocks if none): a galloping search, so that a cursor moving forward
- * pays for the logarithm of the distance, not for every block in between.
- * Callers move cursors a block or two at a time, and across a whole
- * window or segment of a long list when a sparser term sets the pace.
+ * The first block after block lo whose last docid is at least d (n if
+ * none), given last[lo] < d: a galloping search, so that a cursor moving
+ * far pays for the logarithm of the distance, not for every block in
+ * between.
  */
-static inline int
-seek_block(const SpmTermCursor *c, int from, uint32 d)
+static pg_noinline int
+seek_block_far(const uint32 *last, int n, int lo, uint32 d)
 {
-	const uint32 *last = c->term.last;
-	const int	n = c->term.nblocks;
-	int			lo = from;
 	int			hi;
 	int			step = 1;
 
-	if (lo >= n || last[lo] >= d)
-		return lo;
-	/* last[lo] < d; find hi with hi == n or last[hi] >= d */
 	for (;;)
 	{
 		hi = lo + step;
@@ -337,6 +330,7 @@ seek_block(const SpmTermCursor *c, int from, uint32 d)
 		lo = hi;
 		step <<= 1;
 	}
+	/* last[lo] < d, and hi == n or last[hi] >= d */
 	while (hi - lo > 1)
 	{
 		int			mid = lo + (hi - lo) / 2;
@@ -347,6 +341,26 @@ seek_block(const SpmTermCursor *c, int from, uint32 d)
 			hi = mid;
 	}
 	return hi;
+}
+
+/*
+ * The first block at or after block `from` whose last docid is at least d
+ * (nblocks if none).  Most moves are by zero blocks or one (probes of
+ * nearby documents, the next window of a sparse term), and those are
+ * looked at inline; longer ones, across a whole window or segment of a
+ * long list when a sparser term sets the pace, gallop.
+ */
+static inline int
+seek_block(const SpmTermCursor *c, int from, uint32 d)
+{
+	const uint32 *last = c->term.last;
+	const int	n = c->term.nblocks;
+
+	if (from >= n || last[from] >= d)
+		return from;
+	if (from + 1 >= n || last[from + 1] >= d)
+		return from + 1;
+	return seek_block_far(last, n, from + 1, d);
 }
 
 static inline void

@@ -158,7 +158,7 @@ spm_term_summary_size(int nblocks)
 	Size		ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
 
 	return MAXALIGN(sizeof(SpmTermSummary)) +
-		((Size) nblocks + 1) * sizeof(uint32) + 2 * ngroups * sizeof(float);
+		ngroups * (2 * sizeof(float) + sizeof(uint32));
 }
 
 /*
@@ -174,21 +174,23 @@ spm_term_summarize(void *mem, int nblocks, const float *max_w,
 	float		absmax = 0.0f;
 
 	sum->ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
-	sum->cum = (uint32 *) p;
-	p += ((Size) nblocks + 1) * sizeof(uint32);
 	sum->gmax_w = (float *) p;
 	sum->gmin_w = sum->gmax_w + sum->ngroups;
+	sum->gcount = (uint32 *) (sum->gmin_w + sum->ngroups);
 
-	sum->cum[0] = 0;
 	for (int b = 0; b < nblocks; b++)
 	{
 		int			g = b / SPM_SKIP_GROUP;
 
-		sum->cum[b + 1] = sum->cum[b] + count[b];
-		if (b % SPM_SKIP_GROUP == 0 || max_w[b] > sum->gmax_w[g])
+		if (b % SPM_SKIP_GROUP == 0)
+		{
 			sum->gmax_w[g] = max_w[b];
-		if (b % SPM_SKIP_GROUP == 0 || min_w[b] < sum->gmin_w[g])
 			sum->gmin_w[g] = min_w[b];
+			sum->gcount[g] = 0;
+		}
+		sum->gmax_w[g] = Max(sum->gmax_w[g], max_w[b]);
+		sum->gmin_w[g] = Min(sum->gmin_w[g], min_w[b]);
+		sum->gcount[g] += count[b];
 		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
 	}
 	sum->absmax = absmax;
@@ -499,12 +501,16 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 
 /*
  * Set wub, wpost and present of every term for the window [a, b); returns
- * the sum of the bounds.  The blocks overlapping the window are found by
- * two searches and their postings counted from the summary's running
- * sums; the bound takes a whole group of SPM_SKIP_GROUP blocks in one
- * step where the window covers it.  For q > 0, q * max(max_w) is the
- * largest of the q * max_w (a product rounds monotonically in its
- * factor), so the group's bound is exactly the largest of its blocks'.
+ * the sum of the bounds.  The walk over the blocks overlapping the window
+ * takes a whole group of SPM_SKIP_GROUP blocks in one step where the
+ * window covers it, with the group's bound and postings from the summary.
+ * For q > 0, q * max(max_w) is the largest of the q * max_w (a product
+ * rounds monotonically in its factor), so the group's bound is exactly
+ * the largest of its blocks'.  Otherwise the walk goes block by block,
+ * rather than searching for the window's last block: a term has a few
+ * blocks per window, and at 10M documents a galloping search for the
+ * last one cost more than the walk it saved (doc/decisions.md, "Skip-entry
+ * summaries").
  */
 static double
 window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
@@ -514,35 +520,34 @@ window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
 	for (int i = 0; i < s->nterms; i++)
 	{
 		SpmTermCursor *c = &s->terms[i];
+		const int	n = c->term.nblocks;
+		const uint32 *last = c->term.last;
+		const double q = c->term.q;
+		const float *bw = q > 0 ? c->term.max_w : c->term.min_w;
 		double		wub = 0.0;
+		int64		wpost = 0;
 		int			j;
-		int			e;
 
 		c->sblk = j = seek_block(c, c->sblk, a);
-		if (j >= c->term.nblocks || block_first(c, j) >= b)
+		while (j < n && block_first(c, j) < b)
 		{
-			c->present = false;
-			c->wub = 0.0;
-			c->wpost = 0;
-			continue;
-		}
-		/* blocks [j, e) overlap the window: e - 1 is the first reaching b - 1 */
-		e = Min(seek_block(c, j, b - 1) + 1, c->term.nblocks);
-		c->wpost = c->term.sum->cum[e] - c->term.sum->cum[j];
-		while (j < e)
-		{
-			if (j % SPM_SKIP_GROUP == 0 && j + SPM_SKIP_GROUP <= e)
+			/* all of group j's blocks start before b: take it whole */
+			if (j % SPM_SKIP_GROUP == 0 && j + SPM_SKIP_GROUP <= n &&
+				last[j + SPM_SKIP_GROUP - 2] + 1 < b)
 			{
 				wub = Max(wub, group_bound(c, j / SPM_SKIP_GROUP));
+				wpost += c->term.sum->gcount[j / SPM_SKIP_GROUP];
 				j += SPM_SKIP_GROUP;
 			}
 			else
 			{
-				wub = Max(wub, block_bound(c, j));
+				wub = Max(wub, q * bw[j]);
+				wpost += c->term.count[j];
 				j++;
 			}
 		}
-		c->present = true;
+		c->present = j > c->sblk;
+		c->wpost = wpost;
 		c->wub = wub;
 		sum += wub;
 	}

@@ -132,10 +132,10 @@ typedef struct SpmCounters
 
 /*
  * A summary of a term's skip entries, for moving over them in fewer steps
- * than one per block: the extremes of every group of SPM_SKIP_GROUP
- * blocks, the postings before every block, and the largest |w| of the
- * term.  One allocation of spm_term_summary_size(nblocks) bytes, filled
- * by spm_term_summarize from the skip entries it summarises.
+ * than one per block: the extremes and the postings of every group of
+ * SPM_SKIP_GROUP blocks, and the largest |w| of the term.  One allocation
+ * of spm_term_summary_size(nblocks) bytes, filled by spm_term_summarize
+ * from the skip entries it summarises.
  */
 #define SPM_SKIP_GROUP		16
 
@@ -145,7 +145,7 @@ typedef struct SpmTermSummary
 	int			ngroups;		/* ceil(nblocks / SPM_SKIP_GROUP) */
 	float	   *gmax_w;			/* [ngroups] largest max_w of the group */
 	float	   *gmin_w;			/* [ngroups] smallest min_w of the group */
-	uint32	   *cum;			/* [nblocks + 1] postings in blocks < b */
+	uint32	   *gcount;			/* [ngroups] postings of the group */
 } SpmTermSummary;
 
 extern Size spm_term_summary_size(int nblocks);

@@ -915,7 +915,6 @@ test_group_bounds(void)
 		float		minw[100];
 		uint8		count[100];
 		SpmTermSummary *sum = palloc(spm_term_summary_size(nb));
-		uint32		cum = 0;
 		float		absmax = 0.0f;
 
 		for (int b = 0; b < nb; b++)
@@ -923,32 +922,28 @@ test_group_bounds(void)
 			minw[b] = random_weight(2);
 			maxw[b] = minw[b] + (float) rnd_unit();
 			count[b] = 1 + rnd_below(SPM_BLOCK_POSTINGS);
+			absmax = Max(absmax, Max(fabsf(maxw[b]), fabsf(minw[b])));
 		}
 		CHECK(spm_term_summarize(sum, nb, maxw, minw, count) == sum, "summary address");
 		CHECK(sum->ngroups == (nb + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP, "ngroups %d", sum->ngroups);
-		for (int b = 0; b <= nb; b++)
-		{
-			CHECK(sum->cum[b] == cum, "cum[%d] = %u, want %u", b, sum->cum[b], cum);
-			if (b < nb)
-			{
-				cum += count[b];
-				absmax = Max(absmax, Max(fabsf(maxw[b]), fabsf(minw[b])));
-			}
-		}
 		CHECK(sum->absmax == absmax, "absmax %g, want %g", sum->absmax, absmax);
 		for (int g = 0; g < sum->ngroups; g++)
 		{
 			float		gmax = -INFINITY;
 			float		gmin = INFINITY;
+			uint32		gcount = 0;
 
 			for (int b = g * SPM_SKIP_GROUP; b < Min(nb, (g + 1) * SPM_SKIP_GROUP); b++)
 			{
 				gmax = Max(gmax, maxw[b]);
 				gmin = Min(gmin, minw[b]);
+				gcount += count[b];
 			}
-			CHECK(sum->gmax_w[g] == gmax && sum->gmin_w[g] == gmin,
-				  "group %d of %d blocks: [%g, %g], want [%g, %g]", g, nb,
-				  sum->gmin_w[g], sum->gmax_w[g], gmin, gmax);
+			CHECK(sum->gmax_w[g] == gmax && sum->gmin_w[g] == gmin &&
+				  sum->gcount[g] == gcount,
+				  "group %d of %d blocks: [%g, %g] %u postings, want [%g, %g] %u",
+				  g, nb, sum->gmin_w[g], sum->gmax_w[g], sum->gcount[g],
+				  gmin, gmax, gcount);
 		}
 		pfree(sum);
 	}

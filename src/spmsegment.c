@@ -701,6 +701,26 @@ lock_posting_block(Relation index, SpmSegment *seg, BlockNumber blkno,
 	return (const char *) page + off;
 }
 
+/*
+ * Ask for every cache line of a block about to be decoded at once, so
+ * that the misses overlap instead of coming one by one as the decoder
+ * reaches them.  A block of count postings takes about 5.4 bytes per
+ * posting (varbyte docid deltas, then raw float4 weights); count * 6 + 16
+ * covers it, and avail keeps the prefetch inside the page.  At 10M
+ * documents a query's posting blocks come from DRAM, not the CPU caches:
+ * the backend's CPU time per LIMIT 10 query fell by 8% (doc/decisions.md,
+ * "Prefetching a posting block").  A prefetch never faults, so a damaged
+ * count costs nothing but the hint.
+ */
+static inline void
+prefetch_block(const char *block, int avail, int count)
+{
+	int			n = Min(avail, count * 6 + 16);
+
+	for (int i = 0; i < n; i += 64)
+		__builtin_prefetch(block + i);
+}
+
 static void block_corrupt(Relation index, BlockNumber blkno, int off) pg_attribute_noreturn();
 
 static void
@@ -725,7 +745,11 @@ SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
 {
 	int			avail;
 	const char *block = lock_posting_block(index, seg, blkno, off, &avail, pin);
-	bool		ok = block &&
+	bool		ok;
+
+	if (block)
+		prefetch_block(block, avail, count);
+	ok = block &&
 		spm_block_decode(block, avail, count, last, docids, weights);
 
 	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
@@ -745,7 +769,11 @@ SpmAccumulatePostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
 {
 	int			avail;
 	const char *block = lock_posting_block(index, seg, blkno, off, &avail, pin);
-	bool		ok = block &&
+	bool		ok;
+
+	if (block)
+		prefetch_block(block, avail, count);
+	ok = block &&
 		spm_block_accumulate(block, avail, count, last, q, acc, base,
 							 SPM_WINDOW - 1);
 

@@ -522,8 +522,6 @@ window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
 		SpmTermCursor *c = &s->terms[i];
 		const int	n = c->term.nblocks;
 		const uint32 *last = c->term.last;
-		const double q = c->term.q;
-		const float *bw = q > 0 ? c->term.max_w : c->term.min_w;
 		double		wub = 0.0;
 		int64		wpost = 0;
 		int			j;
@@ -541,7 +539,7 @@ window_bounds(SpmTraverseState *s, uint32 a, uint32 b)
 			}
 			else
 			{
-				wub = Max(wub, q * bw[j]);
+				wub = Max(wub, block_bound(c, j));
 				wpost += c->term.count[j];
 				j++;
 			}

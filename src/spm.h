@@ -29,7 +29,8 @@
  * ----------------------------------------------------------------
  */
 #define SPM_MAGIC			0x53504D31	/* "SPM1" */
-#define SPM_VERSION			1
+#define SPM_VERSION			2	/* 2: packed docid deltas (spmblock.h) */
+#define SPM_VERSION_OLDEST	1	/* the oldest format this library reads */
 #define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
 
 #define SPM_METAPAGE_BLKNO	0

@@ -13,6 +13,8 @@
 #include "postgres.h"
 
 #include "sparsevec.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 #include "spmblock.h"
 
 /*
@@ -48,9 +50,59 @@ next_docid(const unsigned char **pp, const unsigned char *end, uint32 *d)
  * Encode count postings (docids strictly ascending) into out, which must
  * hold SPM_BLOCK_MAX_BYTES.  Returns the encoded size, a multiple of 4.
  */
+/* bits needed for v (0 for 0) */
+static inline int
+bit_width(uint32 v)
+{
+	return v ? pg_leftmost_one_pos32(v) + 1 : 0;
+}
+
+/* a little-endian 64-bit load from an unaligned address */
+static inline uint64
+load_le64(const unsigned char *p)
+{
+	uint64		x;
+
+	memcpy(&x, p, sizeof(x));
+#ifdef WORDS_BIGENDIAN
+	x = pg_bswap64(x);
+#endif
+	return x;
+}
+
+/*
+ * The size in bytes of the docid deltas of count postings in either codec,
+ * and the bit width the packed codec would use.
+ */
+static void
+delta_sizes(const uint32 *docids, int count, int *varbyte, int *packed,
+			int *width)
+{
+	uint32		maxv = 0;
+	int			vb = 0;
+
+	for (int i = 1; i < count; i++)
+	{
+		uint32		delta = docids[i] - docids[i - 1];
+
+		Assert(docids[i] > docids[i - 1]);
+		maxv |= delta - 1;
+		vb += 1 + (delta >= (1U << 7)) + (delta >= (1U << 14)) +
+			(delta >= (1U << 21)) + (delta >= (1U << 28));
+	}
+	*width = bit_width(maxv);
+	*varbyte = vb;
+	*packed = SPM_PACKED_BYTES(count, *width);
+}
+
+/*
+ * Encode count postings (docids strictly ascending) into out, which must
+ * hold SPM_BLOCK_MAX_BYTES, in the given codec (SPM_CODEC_VARBYTE or
+ * SPM_CODEC_PACKED).  Returns the encoded size, a multiple of 4.
+ */
 int
-spm_block_encode(const uint32 *docids, const float *weights, int count,
-				 char *out)
+spm_block_encode_codec(const uint32 *docids, const float *weights, int count,
+					   int codec, char *out)
 {
 	SpmBlockHeader hdr;
 	unsigned char *p;
@@ -60,23 +112,51 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 	Assert(count >= 1 && count <= SPM_BLOCK_POSTINGS);
 
 	p = (unsigned char *) out + sizeof(SpmBlockHeader);
-	for (int i = 1; i < count; i++)
+	if (codec == SPM_CODEC_PACKED)
 	{
-		uint32		delta = docids[i] - docids[i - 1];
+		int			vb;
+		int			width;
+		uint64		acc = 0;
+		int			nacc = 0;
 
-		Assert(docids[i] > docids[i - 1]);
-		while (delta >= 0x80)
+		delta_sizes(docids, count, &vb, &nids, &width);
+		/* values delta - 1, width bits each, least significant bit first */
+		for (int i = 1; i < count; i++)
 		{
-			*p++ = (unsigned char) (delta | 0x80);
-			delta >>= 7;
+			acc |= (uint64) (docids[i] - docids[i - 1] - 1) << nacc;
+			nacc += width;
+			while (nacc >= 8)
+			{
+				*p++ = (unsigned char) acc;
+				acc >>= 8;
+				nacc -= 8;
+			}
 		}
-		*p++ = (unsigned char) delta;
+		if (nacc > 0)
+			*p++ = (unsigned char) acc;
+		Assert(p - ((unsigned char *) out + sizeof(SpmBlockHeader)) == nids);
+		hdr.flags = (uint8) (SPM_BLOCK_PACKED | width);
 	}
-	nids = (int) (p - ((unsigned char *) out + sizeof(SpmBlockHeader)));
+	else
+	{
+		for (int i = 1; i < count; i++)
+		{
+			uint32		delta = docids[i] - docids[i - 1];
+
+			Assert(docids[i] > docids[i - 1]);
+			while (delta >= 0x80)
+			{
+				*p++ = (unsigned char) (delta | 0x80);
+				delta >>= 7;
+			}
+			*p++ = (unsigned char) delta;
+		}
+		nids = (int) (p - ((unsigned char *) out + sizeof(SpmBlockHeader)));
+		hdr.flags = 0;
+	}
 
 	hdr.first_docid = docids[0];
 	hdr.count = (uint8) count;
-	hdr.flags = 0;
 	hdr.nbytes_ids = (uint16) nids;
 	memcpy(out, &hdr, sizeof(hdr));
 
@@ -103,6 +183,26 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 }
 
 /*
+ * Encode count postings (docids strictly ascending) into out, which must
+ * hold SPM_BLOCK_MAX_BYTES, in the codec whose deltas take fewer bytes
+ * (the packed one on a tie: it decodes without branches).  Returns the
+ * encoded size, a multiple of 4.
+ */
+int
+spm_block_encode(const uint32 *docids, const float *weights, int count,
+				 char *out)
+{
+	int			vb;
+	int			packed;
+	int			width;
+
+	delta_sizes(docids, count, &vb, &packed, &width);
+	return spm_block_encode_codec(docids, weights, count,
+								  packed <= vb ? SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
+								  out);
+}
+
+/*
  * Size of the encoded block at block, or -1 if its header is inconsistent
  * with the avail bytes that follow it.
  */
@@ -115,8 +215,16 @@ spm_block_size(const char *block, int avail)
 	if (avail < (int) sizeof(SpmBlockHeader))
 		return -1;
 	memcpy(&hdr, block, sizeof(hdr));
-	if (hdr.count < 1 || hdr.count > SPM_BLOCK_POSTINGS || hdr.flags != 0 ||
-		hdr.nbytes_ids < hdr.count - 1 || hdr.nbytes_ids > (hdr.count - 1) * 5)
+	if (hdr.count < 1 || hdr.count > SPM_BLOCK_POSTINGS)
+		return -1;
+	if (hdr.flags == 0)
+	{
+		if (hdr.nbytes_ids < hdr.count - 1 || hdr.nbytes_ids > (hdr.count - 1) * 5)
+			return -1;
+	}
+	else if ((hdr.flags & ~SPM_BLOCK_WIDTH_MASK) != SPM_BLOCK_PACKED ||
+			 (hdr.flags & SPM_BLOCK_WIDTH_MASK) > 32 ||
+			 hdr.nbytes_ids != SPM_PACKED_BYTES(hdr.count, hdr.flags & SPM_BLOCK_WIDTH_MASK))
 		return -1;
 	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids) +
 		hdr.count * sizeof(float);
@@ -150,8 +258,30 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 	d = hdr.first_docid;
 	docids[0] = d;
 
+	if (hdr.flags != 0)
+	{
+		/*
+		 * Packed: no branch per posting.  The sum runs in 64 bits and must
+		 * end at last_docid, so no docid can have wrapped around.  A load
+		 * of 8 bytes at any byte of the deltas stays inside the block: the
+		 * weights behind them take 8 bytes or more once count >= 2.
+		 */
+		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
+		uint64		mask = (UINT64CONST(1) << width) - 1;
+		uint64		d64 = d;
+
+		for (int i = 1; i < count; i++)
+		{
+			uint32		bit = (uint32) (i - 1) * width;
+
+			d64 += ((load_le64(p + (bit >> 3)) >> (bit & 7)) & mask) + 1;
+			docids[i] = (uint32) d64;
+		}
+		if (d64 != last_docid)
+			return false;
+	}
 	/* fast path: every delta takes one byte (dense terms) */
-	if (hdr.nbytes_ids == count - 1 &&
+	else if (hdr.nbytes_ids == count - 1 &&
 		d <= PG_UINT32_MAX - 127 * SPM_BLOCK_POSTINGS)
 	{
 		unsigned char bad = 0;
@@ -220,6 +350,25 @@ spm_block_accumulate(const char *block, int avail, int count,
 	memcpy(&w, wp, sizeof(float));
 	acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
 
+	if (hdr.flags != 0)
+	{
+		/* packed: as in spm_block_decode */
+		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
+		uint64		vmask = (UINT64CONST(1) << width) - 1;
+		uint64		d64 = d;
+
+		for (int i = 1; i < count; i++)
+		{
+			uint32		bit = (uint32) (i - 1) * width;
+			uint32		di;
+
+			d64 += ((load_le64(p + (bit >> 3)) >> (bit & 7)) & vmask) + 1;
+			di = (uint32) d64;
+			memcpy(&w, wp + i * sizeof(float), sizeof(float));
+			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, w);
+		}
+		return d64 == last_docid;
+	}
 	if (hdr.nbytes_ids == count - 1)
 	{
 		/* one byte per delta: the common case for dense terms */

@@ -6,14 +6,27 @@
  * Layout (all offsets 4-byte aligned within the page):
  *
  *	SpmBlockHeader				8 bytes
- *	docid deltas				nbytes_ids bytes, varbyte, count - 1 of them
+ *	docid deltas				nbytes_ids bytes, count - 1 of them, in one
+ *								of two codecs (flags)
  *	padding						to a multiple of 4
  *	float4 weights[count]		raw, bit-identical to the heap value
  *
- * Docids are segment-local (uint32).  The first one is absolute, the others
- * are deltas d[i] - d[i-1] >= 1 in 7-bit groups, least significant first,
- * high bit set on every byte but the last of a value.  The codec has no
- * buffer-manager calls so that it can be tested outside the server.
+ * Docids are segment-local (uint32).  The first one is absolute (in the
+ * header); the others are deltas d[i] - d[i-1] >= 1:
+ *
+ *	flags		codec		deltas
+ *	0			varbyte		7-bit groups, least significant first, high bit
+ *							set on every byte but the last of a value
+ *	0x40 | b	packed		delta - 1 in b bits (0 <= b <= 32), value j in
+ *							bits [j*b, j*b + b) of the little-endian bit
+ *							string, nbytes_ids = ceil((count - 1) * b / 8)
+ *
+ * The encoder takes the codec whose deltas take fewer bytes, the packed one
+ * on a tie (format version 2; version 1 wrote only varbyte, and both
+ * decode).  Packed decodes without a branch per posting and is smaller
+ * unless one delta of the block is far larger than the others; the choice
+ * is measured in doc/decisions.md, "Bit-packed docid deltas".  The codec
+ * has no buffer-manager calls so that it can be tested outside the server.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,17 +39,29 @@ typedef struct SpmBlockHeader
 {
 	uint32		first_docid;	/* local docid of the first posting */
 	uint8		count;			/* postings, 1..SPM_BLOCK_POSTINGS */
-	uint8		flags;			/* codec; 0 is the only one in version 1 */
-	uint16		nbytes_ids;		/* bytes of varbyte deltas (no padding) */
+	uint8		flags;			/* codec: 0 varbyte, SPM_BLOCK_PACKED | width */
+	uint16		nbytes_ids;		/* bytes of docid deltas (no padding) */
 } SpmBlockHeader;
 
-/* worst case: every delta takes 5 bytes */
+#define SPM_BLOCK_PACKED	0x40	/* flags: packed deltas; low bits: width */
+#define SPM_BLOCK_WIDTH_MASK 0x3F
+
+/* codecs for spm_block_encode_codec */
+#define SPM_CODEC_VARBYTE	0
+#define SPM_CODEC_PACKED	1
+
+/* bytes of count - 1 packed deltas of width bits */
+#define SPM_PACKED_BYTES(count, width) ((((count) - 1) * (width) + 7) / 8)
+
+/* worst case: every delta takes 5 bytes (varbyte; packed takes at most 4) */
 #define SPM_BLOCK_MAX_BYTES \
 	(sizeof(SpmBlockHeader) + (SPM_BLOCK_POSTINGS - 1) * 5 + 3 + \
 	 SPM_BLOCK_POSTINGS * sizeof(float))
 
 extern int	spm_block_encode(const uint32 *docids, const float *weights,
 							 int count, char *out);
+extern int	spm_block_encode_codec(const uint32 *docids, const float *weights,
+								   int count, int codec, char *out);
 extern int	spm_block_size(const char *block, int avail);
 extern bool spm_block_decode(const char *block, int avail, int count,
 							 uint32 last_docid, uint32 *docids, float *weights);

@@ -189,6 +189,8 @@ spm_flush_locked(Relation index, Size mem)
 		{
 			meta->segments[meta->nsegments++] = ref;
 			meta->flags |= spm_writer_flags(fs.writer);
+			/* its blocks may be packed: older libraries must not read it */
+			meta->version = SPM_VERSION;
 			meta->nterms_max = Max(meta->nterms_max, spm_writer_nterms(fs.writer));
 		}
 		meta->next_segment_id++;

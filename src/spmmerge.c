@@ -300,6 +300,8 @@ spm_merge_segments(Relation index, int first, int last,
 	if (w)
 	{
 		m->nterms_max = Max(m->nterms_max, spm_writer_nterms(w));
+		/* its blocks may be packed: older libraries must not read it */
+		m->version = SPM_VERSION;
 	}
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);

@@ -121,12 +121,12 @@ SpmCheckMeta(Relation index, SpmMetaPage meta)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a sparse_maxscore index",
 						RelationGetRelationName(index))));
-	if (meta->version != SPM_VERSION)
+	if (meta->version < SPM_VERSION_OLDEST || meta->version > SPM_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("sparse_maxscore index \"%s\" has format version %u, this library reads version %d",
+				 errmsg("sparse_maxscore index \"%s\" has format version %u, this library reads versions %d to %d",
 						RelationGetRelationName(index), meta->version,
-						SPM_VERSION),
+						SPM_VERSION_OLDEST, SPM_VERSION),
 				 errhint("REINDEX the index.")));
 	if (meta->nsegments > SPM_MAX_SEGMENTS)
 		meta_corrupt(index, "segment count");

@@ -119,11 +119,13 @@ sub pages_of
 
 sub u32 { my ($page, $off) = @_; return unpack('V', substr($page, $off, 4)); }
 
-# a posting block with at least 3 postings and one-byte deltas, from the
-# skip entries {last_docid, max_w, min_w, blkno, off, count, flags}
+# a posting block with at least 3 postings, at least 2 bytes of docid deltas
+# and a first delta byte that is not 0xFF, from the skip entries {last_docid,
+# max_w, min_w, blkno, off, count, flags}; $want_flags: 'packed' or
+# 'varbyte' for a block of that codec, undef for any
 sub a_block
 {
-	my ($file) = @_;
+	my ($file, $want) = @_;
 	for my $sb (pages_of($file, 'skip'))
 	{
 		my $p = read_page($file, $sb);
@@ -134,7 +136,9 @@ sub a_block
 			my $bp = read_page($file, $blkno);
 			my ($first, $c, $fl, $nbytes) = unpack('V C C v', substr($bp, $off, 8));
 			die "skip entry and block disagree" unless $c == $count;
-			return ($blkno, $off, $sb, $o) if $nbytes == $count - 1;
+			next unless $nbytes >= 2 && substr($bp, $off + 8, 1) ne "\xFF";
+			next if defined $want && ($want eq 'packed') != (($fl & 0x40) != 0);
+			return ($blkno, $off, $sb, $o, $fl);
 		}
 	}
 	die 'no posting block to damage';
@@ -199,7 +203,15 @@ my @cases = (
 		qr/corrupted posting block/ ],
 	[ 'skip entry: posting page beyond the end', sub { my ($b, $o, $sb, $so) = a_block($_[0]); return ($sb, $so + 12, pack('V', 0x7FFFFF00)) },
 		qr/invalid skip entry/ ],
-	[ 'posting block: a zero delta', sub { my ($b, $o) = a_block($_[0]); return ($b, $o + 9, "\0") },
+	# every bit of the first delta byte is part of a delta, and at least one
+	# was 0: setting them all moves the block's last docid
+	[ 'posting block: deltas past the last docid', sub { my ($b, $o) = a_block($_[0]); return ($b, $o + 8, "\xFF") },
+		qr/corrupted posting block/ ],
+	[ 'posting block: packed width wider than its bytes',
+		sub { my ($b, $o, $sb, $so, $fl) = a_block($_[0], 'packed'); return ($b, $o + 5, pack('C', $fl + 1)) },
+		qr/corrupted posting block/ ],
+	[ 'posting block: packed width above 32',
+		sub { my ($b, $o) = a_block($_[0], 'packed'); return ($b, $o + 5, pack('C', 0x40 | 33)) },
 		qr/corrupted posting block/ ],
 	[ 'posting block: header count', sub { my ($b, $o) = a_block($_[0]); return ($b, $o + 4, pack('C', 1)) },
 		qr/corrupted posting block/ ],
@@ -338,6 +350,38 @@ for my $case (@cases)
 
 # and the index still answers everything after the last REINDEX
 spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
+
+# ---- the format version (metapage offset 28) ----
+# Version 1 (varbyte blocks only) is still read; a writer that adds a
+# segment raises it to 2, the version of packed blocks.  A later version
+# than the library's is refused with a hint to REINDEX, and REINDEX works.
+{
+	my $file = fresh_index();
+	is(u32(read_page($file, 0), 28), 2, 'a new index has format version 2');
+
+	$node->stop;
+	write_bytes($file, 0, 28, pack('V', 1));
+	$node->start;
+	my ($code, $msg) = scan_all();
+	is($code, 'ok', 'a version-1 metapage is read') or diag($msg);
+	($code, $msg) = run_sql("SELECT sparse_maxscore_verify('t_idx')");
+	is($code, 'ok', 'verify accepts a version-1 metapage') or diag($msg);
+	$node->safe_psql('postgres', q{INSERT INTO t SELECT 1000 + i, '{1:1,2:2}/40' FROM generate_series(1, 300) i;
+		SELECT sparse_maxscore_flush('t_idx'); CHECKPOINT});
+	is(u32(read_page($file, 0), 28), 2, 'a flush that writes a segment raises the version to 2');
+	spmw_exact_ok($node, 't', 40, 'after the flush into a version-1 index');
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000');
+
+	$node->stop;
+	write_bytes($file, 0, 28, pack('V', 3));
+	$node->start;
+	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
+	is($code, '55000', 'a later format version is refused');
+	like($msg, qr/has format version 3, this library reads versions 1 to 2/, 'the message gives both versions');
+	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
+	($code, $msg) = run_sql("SELECT sparse_maxscore_verify('t_idx')");
+	is($code, 'ok', 'REINDEX replaces a later format version') or diag($msg);
+}
 
 $node->stop;
 done_testing();

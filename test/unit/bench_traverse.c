@@ -112,6 +112,9 @@ encode_all(void)
 {
 	for (int t = 0; t < nterms_vocab; t++)
 		unit_encode_term(&terms[t], &blocks);
+	printf("blocks: %.3f bytes per posting (header, docids, padding, weights), %d blocks, %.1f%% packed\n",
+		   (double) blocks.bytes / Max(blocks.postings, 1), blocks.n,
+		   100.0 * blocks.packed / Max(blocks.n, 1));
 }
 
 static void

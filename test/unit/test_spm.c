@@ -217,24 +217,60 @@ test_codec(void)
 			docs[i] = d;
 			w[i] = (float) ((rnd_unit() - 0.3) * 10.0);
 		}
-		size = spm_block_encode(docs, w, count, buf);
-		CHECK(size % 4 == 0 && size <= (int) SPM_BLOCK_MAX_BYTES, "size %d", size);
-		CHECK(spm_block_size(buf, size) == size, "block size");
-		ok = spm_block_decode(buf, size, count, docs[count - 1], d2, w2);
-		CHECK(ok, "decode");
-		for (int i = 0; ok && i < count; i++)
-			CHECK(d2[i] == docs[i] && memcmp(&w2[i], &w[i], sizeof(float)) == 0,
-				  "posting %d differs", i);
-		/* inconsistencies are reported, not trusted */
-		CHECK(!spm_block_decode(buf, size - 1, count, docs[count - 1], d2, w2),
-			  "truncated block accepted");
-		CHECK(!spm_block_decode(buf, size, count, docs[count - 1] + 1, d2, w2),
-			  "wrong last docid accepted");
-		if (count > 1)
-			CHECK(!spm_block_decode(buf, size, count - 1, docs[count - 1], d2, w2),
-				  "wrong count accepted");
+		/* each codec, then the encoder's choice: the smaller, packed on a tie */
+		{
+			int			sizes[2];
+
+			for (int codec = 0; codec < 3; codec++)
+			{
+				double		acc[4096];
+				SpmBlockHeader hdr;
+
+				size = codec < 2
+					? spm_block_encode_codec(docs, w, count, codec, buf)
+					: spm_block_encode(docs, w, count, buf);
+				memcpy(&hdr, buf, sizeof(hdr));
+				if (codec < 2)
+				{
+					sizes[codec] = size;
+					CHECK(((hdr.flags & SPM_BLOCK_PACKED) != 0) == (codec == SPM_CODEC_PACKED),
+						  "codec %d wrote flags %d", codec, hdr.flags);
+				}
+				else
+					CHECK(size == Min(sizes[0], sizes[1]) &&
+						  ((hdr.flags & SPM_BLOCK_PACKED) != 0) == (sizes[1] <= sizes[0]),
+						  "the encoder chose %d bytes (flags %d) of %d varbyte, %d packed",
+						  size, hdr.flags, sizes[0], sizes[1]);
+				CHECK(size % 4 == 0 && size <= (int) SPM_BLOCK_MAX_BYTES, "size %d", size);
+				CHECK(spm_block_size(buf, size) == size, "block size");
+				ok = spm_block_decode(buf, size, count, docs[count - 1], d2, w2);
+				CHECK(ok, "decode");
+				for (int i = 0; ok && i < count; i++)
+					CHECK(d2[i] == docs[i] && memcmp(&w2[i], &w[i], sizeof(float)) == 0,
+						  "posting %d differs", i);
+				/* the accumulating decoder, where the block fits the window */
+				if (docs[count - 1] - docs[0] < 4096)
+				{
+					memset(acc, 0, sizeof(acc));
+					CHECK(spm_block_accumulate(buf, size, count, docs[count - 1], 2.0,
+											   acc, docs[0], 4095),
+						  "accumulate (codec %d)", codec);
+					for (int i = 0; i < count; i++)
+						CHECK(acc[docs[i] - docs[0]] == 2.0 * (double) w[i],
+							  "accumulated posting %d (codec %d)", i, codec);
+				}
+				/* inconsistencies are reported, not trusted */
+				CHECK(!spm_block_decode(buf, size - 1, count, docs[count - 1], d2, w2),
+					  "truncated block accepted");
+				CHECK(!spm_block_decode(buf, size, count, docs[count - 1] + 1, d2, w2),
+					  "wrong last docid accepted");
+				if (count > 1)
+					CHECK(!spm_block_decode(buf, size, count - 1, docs[count - 1], d2, w2),
+						  "wrong count accepted");
+			}
+		}
 	}
-	/* a dense block (one-byte deltas) with a zero or a high-bit delta */
+	/* a dense varbyte block (one-byte deltas) with a zero or a high-bit delta */
 	{
 		int			size;
 
@@ -243,7 +279,7 @@ test_codec(void)
 			docs[i] = 1000 + 2 * i;
 			w[i] = 1.0f;
 		}
-		size = spm_block_encode(docs, w, 100, buf);
+		size = spm_block_encode_codec(docs, w, 100, SPM_CODEC_VARBYTE, buf);
 		CHECK(spm_block_decode(buf, size, 100, docs[99], d2, w2), "dense block");
 		buf[sizeof(SpmBlockHeader) + 5] = 0;
 		CHECK(!spm_block_decode(buf, size, 100, docs[99] - 2, d2, w2), "zero delta accepted");
@@ -406,6 +442,120 @@ test_codec_streams(void)
 	}
 	/* the streams must exercise both outcomes */
 	CHECK(accepted > 10000 && accepted < 190000, "accepted %d of 200000", accepted);
+}
+
+/*
+ * Packed deltas as the layout defines them, one bit at a time: value j is
+ * bits [j*width, j*width + width) of the little-endian bit string at p, and
+ * docid i is first + sum over j < i of (value j + 1), in 64 bits.
+ */
+static uint64
+ref_packed_docids(const unsigned char *p, int width, uint32 first, int count,
+				  uint64 *out)
+{
+	uint64		d = first;
+
+	out[0] = d;
+	for (int i = 1; i < count; i++)
+	{
+		uint64		v = 0;
+
+		for (int b = 0; b < width; b++)
+		{
+			uint64		bit = (uint64) (i - 1) * width + b;
+
+			v |= (uint64) ((p[bit / 8] >> (bit % 8)) & 1) << b;
+		}
+		d += v + 1;
+		out[i] = d;
+	}
+	return d;
+}
+
+/*
+ * The decoders against ref_packed_docids on random packed blocks: random
+ * bits, widths 0 to 63 (33 and up are invalid), byte counts right or off
+ * by one, first docids near 2^32 so that sums overflow, and a last docid
+ * that is the reference's end or near it.  Each decoder must accept
+ * exactly the blocks whose flags and size the layout allows and whose sum
+ * ends at the last docid without passing 2^32, with the reference's docids.
+ */
+static void
+test_codec_packed(void)
+{
+	char		buf[SPM_BLOCK_MAX_BYTES + 64];
+	uint64		ref[SPM_BLOCK_POSTINGS];
+	uint32		d2[SPM_BLOCK_POSTINGS];
+	float		w2[SPM_BLOCK_POSTINGS];
+	double		acc[4096];
+	int			accepted = 0;
+	int			overflowed = 0;
+
+	for (int iter = 0; iter < 100000; iter++)
+	{
+		int			count = 1 + rnd_below(SPM_BLOCK_POSTINGS);
+		int			width = rnd_below(8) == 0 ? 33 + rnd_below(31) : rnd_below(33);
+		unsigned char *ids = (unsigned char *) buf + sizeof(SpmBlockHeader);
+		int			n = SPM_PACKED_BYTES(count, Min(width, 32));
+		SpmBlockHeader hdr;
+		uint32		first = rnd_below(4) == 0 ? PG_UINT32_MAX - rnd_below(1 << 24) : rnd_below(1 << 20);
+		uint64		end;
+		uint32		last;
+		int			size;
+		bool		ok;
+
+		if (rnd_below(10) == 0)
+			n = Max(0, n + (rnd_below(2) ? 1 : -1));
+		/* random bits, often small values (sparse high bits) */
+		for (int i = 0; i < n; i++)
+			ids[i] = (unsigned char) (rnd_below(3) == 0 ? rnd_below(256) : rnd_below(4));
+		hdr.first_docid = first;
+		hdr.count = (uint8) count;
+		hdr.flags = (uint8) (SPM_BLOCK_PACKED | width);
+		hdr.nbytes_ids = (uint16) n;
+		memcpy(buf, &hdr, sizeof(hdr));
+		size = TYPEALIGN(4, sizeof(SpmBlockHeader) + n);
+		memset(buf + sizeof(SpmBlockHeader) + n, 0, size - sizeof(SpmBlockHeader) - n);
+		for (int i = 0; i < count; i++)
+		{
+			float		one = 1.0f;
+
+			memcpy(buf + size + i * sizeof(float), &one, sizeof(float));
+		}
+		size += count * sizeof(float);
+
+		end = width <= 32 && n == SPM_PACKED_BYTES(count, width)
+			? ref_packed_docids(ids, width, first, count, ref) : 0;
+		switch (rnd_below(4))
+		{
+			case 0:
+				last = (uint32) end + 1;
+				break;
+			case 1:
+				last = rnd_below(1 << 20);
+				break;
+			default:
+				last = (uint32) end;	/* may have wrapped */
+				break;
+		}
+		ok = width <= 32 && n == SPM_PACKED_BYTES(count, width) && end == last;
+		accepted += ok;
+		overflowed += end > PG_UINT32_MAX && (uint32) end == last;
+		CHECK(spm_block_size(buf, size) == ((width <= 32 && n == SPM_PACKED_BYTES(count, width)) ? size : -1),
+			  "size of a block with width %d, %d bytes", width, n);
+		CHECK(spm_block_decode(buf, size, count, last, d2, w2) == ok,
+			  "decode %s a block the reference %s (count %d, width %d, %d bytes)",
+			  ok ? "rejects" : "accepts", ok ? "accepts" : "rejects", count, width, n);
+		for (int i = 0; ok && i < count; i++)
+			CHECK(d2[i] == ref[i], "docid %d: %u, reference %llu", i, d2[i],
+				  (unsigned long long) ref[i]);
+		CHECK(spm_block_accumulate(buf, size, count, last, 1.0, acc, 0, 4095) == ok,
+			  "accumulate %s a block the reference %s (count %d, width %d)",
+			  ok ? "rejects" : "accepts", ok ? "accepts" : "rejects", count, width);
+	}
+	/* both outcomes, and sums past 2^32 whose low bits match the last docid */
+	CHECK(accepted > 10000 && accepted < 90000, "accepted %d of 100000", accepted);
+	CHECK(overflowed > 100, "only %d wrapped sums", overflowed);
 }
 
 /* ----------------------------------------------------------------
@@ -1039,6 +1189,7 @@ main(int argc, char **argv)
 	printf("seed %llu\n", (unsigned long long) rng_state);
 	test_codec();
 	test_codec_streams();
+	test_codec_packed();
 	test_topk_heap();
 	test_traversal();
 	test_pruning_happens();

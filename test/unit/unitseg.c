@@ -26,8 +26,12 @@ unit_encode_term(UnitTerm *t, UnitBlocks *blocks)
 		int			first = b * SPM_BLOCK_POSTINGS;
 		int			n = Min(SPM_BLOCK_POSTINGS, t->df - first);
 		char	   *enc = palloc(SPM_BLOCK_MAX_BYTES);
+		SpmBlockHeader hdr;
 
-		spm_block_encode(t->docs + first, t->w + first, n, enc);
+		blocks->bytes += spm_block_encode(t->docs + first, t->w + first, n, enc);
+		blocks->postings += n;
+		memcpy(&hdr, enc, sizeof(hdr));
+		blocks->packed += (hdr.flags & SPM_BLOCK_PACKED) != 0;
 		t->last[b] = t->docs[first + n - 1];
 		t->count[b] = n;
 		t->bmax[b] = t->bmin[b] = t->w[first];

@@ -29,6 +29,9 @@ typedef struct UnitBlocks
 	char	  **enc;
 	int			n;
 	int			cap;
+	int64		bytes;			/* encoded bytes of all blocks */
+	int64		postings;
+	int64		packed;			/* blocks in the packed codec */
 } UnitBlocks;
 
 extern void unit_encode_term(UnitTerm *t, UnitBlocks *blocks);

@@ -1,7 +1,7 @@
 /*
  * bench_traverse.c: time the traversal kernel outside the server.
  *
- *	 bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES] [exhaustive|maxscore]
+ *	 bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES] [exhaustive|maxscore|bmp]
  *
  * Reads a corpus and queries in bench/gen's COPY format (id<TAB>sparsevec
  * text), builds one segment in memory with the real block codec, and runs
@@ -10,6 +10,10 @@
  * hits and printing the mean time per query and the counters.  No buffer
  * manager is involved, so this measures the kernel alone: decoding,
  * accumulation, bounds and the heap.  Build: make -C test/unit bench.
+ *
+ * The mode bmp runs the Block-Max Pruning prototype instead (bmpproto.h;
+ * BMP_RANGE=n docids per range, default 32, at most 64) and checks its
+ * answers against the exhaustive kernel.
  */
 #include "postgres.h"
 
@@ -22,6 +26,7 @@
 #include "spmblock.h"
 #include "spmtraverse.h"
 #include "unitseg.h"
+#include "bmpproto.h"
 
 typedef struct Query
 {
@@ -191,7 +196,7 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES]\n");
+		fprintf(stderr, "usage: bench_traverse DOCS.tsv QUERIES.tsv [K] [NQUERIES] [exhaustive|maxscore|bmp]\n");
 		return 2;
 	}
 	read_docs(argv[1], &ndocs);
@@ -215,6 +220,58 @@ main(int argc, char **argv)
 		nq++;
 	}
 	fclose(f);
+
+	/* the Block-Max Pruning prototype (bmpproto.h), against exhaustive */
+	if (argc > 5 && strcmp(argv[5], "bmp") == 0)
+	{
+		Bmp			b;
+		BmpCounters bc;
+		int			range = getenv("BMP_RANGE") ? atoi(getenv("BMP_RANGE")) : 32;
+		double		t0 = now();
+
+		if (range < 1 || range > 64)
+		{
+			fprintf(stderr, "BMP_RANGE must be 1 to 64\n");
+			return 2;
+		}
+
+		bmp_build(&b, terms, nterms_vocab, ndocs, range);
+		printf("bmp: %d-docid ranges, built in %.1f s, %.0f range maxima (%.3f per posting), %ld forward postings\n",
+			   range, now() - t0, (double) b.npairs,
+			   (double) b.npairs / Max(b.npostings, 1), (long) b.npostings);
+		memset(&bc, 0, sizeof(bc));
+		t0 = now();
+		for (int i = 0; i < nq; i++)
+			bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, h2, &bc);
+		printf("bmp        %d docs, %d queries, top %d: %.3f ms/query, ranges scored %.0f of %u, forward postings %.0f, maxima summed %.0f per query\n",
+			   ndocs, nq, k, (now() - t0) * 1000 / nq, (double) bc.ranges / nq,
+			   b.nranges, (double) bc.postings / nq, (double) bc.pairs / nq);
+		for (int i = 0; i < nq; i++)
+		{
+			SpmCounters c;
+			int			n1;
+			int			n2;
+
+			memset(&c, 0, sizeof(c));
+			n1 = run(&qs[i], ndocs, true, k, h1, &c);
+			n2 = bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, h2, &bc);
+			if (n1 != n2)
+			{
+				printf("query %d: %d vs %d hits\n", i + 1, n1, n2);
+				return 1;
+			}
+			for (int j = 0; j < n1; j++)
+			{
+				if (h1[j].docid != h2[j].docid || h1[j].score != h2[j].score)
+				{
+					printf("query %d: hit %d differs\n", i + 1, j);
+					return 1;
+				}
+			}
+		}
+		printf("exhaustive and bmp agree on all %d queries\n", nq);
+		return 0;
+	}
 
 	for (int mode = 0; mode < 2; mode++)
 	{

@@ -46,10 +46,6 @@ next_docid(const unsigned char **pp, const unsigned char *end, uint32 *d)
 	return true;
 }
 
-/*
- * Encode count postings (docids strictly ascending) into out, which must
- * hold SPM_BLOCK_MAX_BYTES.  Returns the encoded size, a multiple of 4.
- */
 /* bits needed for v (0 for 0) */
 static inline int
 bit_width(uint32 v)
@@ -96,13 +92,11 @@ delta_sizes(const uint32 *docids, int count, int *varbyte, int *packed,
 }
 
 /*
- * Encode count postings (docids strictly ascending) into out, which must
- * hold SPM_BLOCK_MAX_BYTES, in the given codec (SPM_CODEC_VARBYTE or
- * SPM_CODEC_PACKED).  Returns the encoded size, a multiple of 4.
+ * Encode in the given codec; width is the packed codec's (delta_sizes).
  */
-int
-spm_block_encode_codec(const uint32 *docids, const float *weights, int count,
-					   int codec, char *out)
+static int
+encode_block(const uint32 *docids, const float *weights, int count,
+			 int codec, int width, char *out)
 {
 	SpmBlockHeader hdr;
 	unsigned char *p;
@@ -114,12 +108,10 @@ spm_block_encode_codec(const uint32 *docids, const float *weights, int count,
 	p = (unsigned char *) out + sizeof(SpmBlockHeader);
 	if (codec == SPM_CODEC_PACKED)
 	{
-		int			vb;
-		int			width;
 		uint64		acc = 0;
 		int			nacc = 0;
 
-		delta_sizes(docids, count, &vb, &nids, &width);
+		nids = SPM_PACKED_BYTES(count, width);
 		/* values delta - 1, width bits each, least significant bit first */
 		for (int i = 1; i < count; i++)
 		{
@@ -197,9 +189,25 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 	int			width;
 
 	delta_sizes(docids, count, &vb, &packed, &width);
-	return spm_block_encode_codec(docids, weights, count,
-								  packed <= vb ? SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
-								  out);
+	return encode_block(docids, weights, count,
+						packed <= vb ? SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
+						width, out);
+}
+
+/*
+ * The same in the given codec (SPM_CODEC_VARBYTE or SPM_CODEC_PACKED), for
+ * tests that need blocks of one codec.
+ */
+int
+spm_block_encode_codec(const uint32 *docids, const float *weights, int count,
+					   int codec, char *out)
+{
+	int			vb;
+	int			packed;
+	int			width;
+
+	delta_sizes(docids, count, &vb, &packed, &width);
+	return encode_block(docids, weights, count, codec, width, out);
 }
 
 /*

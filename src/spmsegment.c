@@ -671,10 +671,10 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
  * reaches them.  A block of count postings takes about 5.2 bytes per
  * posting (packed or varbyte docid deltas, then raw float4 weights);
  * count * 6 + 16 covers all but blocks of far-apart docids, and avail
- * keeps the prefetch inside the page.  At 10M
- * documents a query's posting blocks come from DRAM, not the CPU caches:
- * the backend's CPU time per LIMIT 10 query fell by 8% (doc/decisions.md,
- * "Prefetching a posting block").  A prefetch never faults, so a damaged
+ * keeps the prefetch inside the page.  At 10M documents a query's posting
+ * blocks come from DRAM, not the CPU caches: the backend's CPU time per
+ * LIMIT 10 query fell by 8% (doc/decisions.md, "Prefetching a posting
+ * block").  A prefetch never faults, so a damaged
  * count costs nothing but the hint.
  */
 static inline void

@@ -279,8 +279,13 @@ bmp_query(Bmp *b, const int32 *qt_in, const float *qv_in, int nq_in,
 	uint32		bcount[NBUCKETS + 1];
 	uint32		nlive = 0;
 
+	if (nq_in > 1024)
+	{
+		fprintf(stderr, "bmp prototype: at most 1024 query terms\n");
+		exit(1);
+	}
 	/* query terms present in the corpus, ascending (the input is sorted) */
-	for (int i = 0; i < nq_in && nq < 1024; i++)
+	for (int i = 0; i < nq_in; i++)
 	{
 		if (b->rm_start[qt_in[i] + 1] > b->rm_start[qt_in[i]] && qv_in[i] > 0)
 		{

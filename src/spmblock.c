@@ -66,6 +66,15 @@ load_le64(const unsigned char *p)
 	return x;
 }
 
+/* packed value j (delta - 1) of a block's deltas at p, mask = 2^width - 1 */
+static inline uint64
+packed_value(const unsigned char *p, int j, int width, uint64 mask)
+{
+	uint32		bit = (uint32) j * width;
+
+	return (load_le64(p + (bit >> 3)) >> (bit & 7)) & mask;
+}
+
 /*
  * The size in bytes of the docid deltas of count postings in either codec,
  * and the bit width the packed codec would use.
@@ -280,9 +289,7 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 
 		for (int i = 1; i < count; i++)
 		{
-			uint32		bit = (uint32) (i - 1) * width;
-
-			d64 += ((load_le64(p + (bit >> 3)) >> (bit & 7)) & mask) + 1;
+			d64 += packed_value(p, i - 1, width, mask) + 1;
 			docids[i] = (uint32) d64;
 		}
 		if (d64 != last_docid)
@@ -367,10 +374,9 @@ spm_block_accumulate(const char *block, int avail, int count,
 
 		for (int i = 1; i < count; i++)
 		{
-			uint32		bit = (uint32) (i - 1) * width;
 			uint32		di;
 
-			d64 += ((load_le64(p + (bit >> 3)) >> (bit & 7)) & vmask) + 1;
+			d64 += packed_value(p, i - 1, width, vmask) + 1;
 			di = (uint32) d64;
 			memcpy(&w, wp + i * sizeof(float), sizeof(float));
 			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, w);

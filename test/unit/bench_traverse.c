@@ -145,6 +145,26 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* do two answers to query i (1-based) agree exactly?  Says where not. */
+static bool
+same_hits(int i, const SpmHit *h1, int n1, const SpmHit *h2, int n2)
+{
+	if (n1 != n2)
+	{
+		printf("query %d: %d vs %d hits\n", i, n1, n2);
+		return false;
+	}
+	for (int j = 0; j < n1; j++)
+	{
+		if (h1[j].docid != h2[j].docid || h1[j].score != h2[j].score)
+		{
+			printf("query %d: hit %d differs\n", i, j);
+			return false;
+		}
+	}
+	return true;
+}
+
 static int
 run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 	SpmCounters *counters)
@@ -255,19 +275,8 @@ main(int argc, char **argv)
 			memset(&c, 0, sizeof(c));
 			n1 = run(&qs[i], ndocs, true, k, h1, &c);
 			n2 = bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, h2, &bc);
-			if (n1 != n2)
-			{
-				printf("query %d: %d vs %d hits\n", i + 1, n1, n2);
+			if (!same_hits(i + 1, h1, n1, h2, n2))
 				return 1;
-			}
-			for (int j = 0; j < n1; j++)
-			{
-				if (h1[j].docid != h2[j].docid || h1[j].score != h2[j].score)
-				{
-					printf("query %d: hit %d differs\n", i + 1, j);
-					return 1;
-				}
-			}
 		}
 		printf("exhaustive and bmp agree on all %d queries\n", nq);
 		return 0;
@@ -301,19 +310,8 @@ main(int argc, char **argv)
 		int			n1 = run(&qs[i], ndocs, true, k, h1, &c);
 		int			n2 = run(&qs[i], ndocs, false, k, h2, &c);
 
-		if (n1 != n2)
-		{
-			printf("query %d: %d vs %d hits\n", i + 1, n1, n2);
+		if (!same_hits(i + 1, h1, n1, h2, n2))
 			return 1;
-		}
-		for (int j = 0; j < n1; j++)
-		{
-			if (h1[j].docid != h2[j].docid || h1[j].score != h2[j].score)
-			{
-				printf("query %d: hit %d differs\n", i + 1, j);
-				return 1;
-			}
-		}
 	}
 	if (argc <= 5)
 		printf("exhaustive and maxscore agree on all %d queries\n", nq);

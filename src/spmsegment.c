@@ -674,8 +674,8 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
  * keeps the prefetch inside the page.  At 10M documents a query's posting
  * blocks come from DRAM, not the CPU caches: the backend's CPU time per
  * LIMIT 10 query fell by 8% (doc/decisions.md, "Prefetching a posting
- * block").  A prefetch never faults, so a damaged
- * count costs nothing but the hint.
+ * block").  A prefetch never faults, so a damaged count costs nothing but
+ * the hint.
  */
 static inline void
 prefetch_block(const char *block, int avail, int count)

@@ -39,7 +39,6 @@ bmp_build(Bmp *b, const UnitTerm *terms, int nterms, uint32 ndocs, int range)
 	memset(b, 0, sizeof(*b));
 	b->range = range;
 	b->nranges = nr;
-	b->nterms = nterms;
 	b->rm_start = calloc(nterms + 1, sizeof(int64));
 	b->tmax = calloc(nterms, sizeof(float));
 

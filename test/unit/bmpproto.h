@@ -17,7 +17,6 @@ typedef struct Bmp
 {
 	int			range;			/* docids per range, <= 64 */
 	uint32		nranges;
-	int			nterms;
 	float	   *tmax;			/* per term: its largest weight */
 	int64	   *rm_start;		/* per term: its first (range, max) pair */
 	uint32	   *rm_range;		/* per pair: the range */

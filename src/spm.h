@@ -22,6 +22,7 @@
 #include "utils/relcache.h"
 
 #include "sparsevec.h"
+#include "spmrange.h"
 #include "spmtraverse.h"
 
 /* ----------------------------------------------------------------
@@ -29,7 +30,8 @@
  * ----------------------------------------------------------------
  */
 #define SPM_MAGIC			0x53504D31	/* "SPM1" */
-#define SPM_VERSION			2	/* 2: packed docid deltas (spmblock.h) */
+#define SPM_VERSION			3	/* 2: packed docid deltas (spmblock.h);
+								 * 3: range maxima and forward copy */
 #define SPM_VERSION_OLDEST	1	/* the oldest format this library reads */
 #define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
 
@@ -59,7 +61,10 @@ typedef enum SpmPageType
 	SPM_PAGE_DOCMAP,			/* local docid -> heap TID */
 	SPM_PAGE_ALIVE,				/* alive bitset (mutable) */
 	SPM_PAGE_NULLMAP,			/* NULL-row bitset */
-	SPM_PAGE_FREE				/* recyclable once xid is old */
+	SPM_PAGE_FREE,				/* recyclable once xid is old */
+	SPM_PAGE_FORWARD,			/* forward copy: documents in docid order */
+	SPM_PAGE_RANGEIDX,			/* range offsets, then term range descs */
+	SPM_PAGE_RANGEMAX			/* per term: its maxima per docid range */
 } SpmPageType;
 
 typedef struct SpmPageOpaqueData
@@ -196,7 +201,19 @@ typedef struct SpmSegmentHeaderData
 	uint32		ndirwords;		/* words in the directory chain */
 	BlockNumber dir_head;		/* first SEGDIR page */
 	float4		max_abs_weight;	/* largest |w| of any posting */
+
+	/* version 3: range maxima and the forward copy (README "Ranges") */
+	uint32		nranges;		/* ceil(ndocs / SPM_RANGE_DOCS) if the
+								 * segment has SPM_SEG_RANGES, else 0 */
+	uint32		nfwd;			/* FORWARD pages */
+	uint32		nrangeidx;		/* RANGEIDX pages */
+	uint32		nrangemax;		/* RANGEMAX pages */
+	uint64		fwd_bytes;		/* bytes of the forward copy */
+	uint64		rangemax_bytes; /* bytes of the range maxima */
 } SpmSegmentHeaderData;
+
+/* segment header flags, besides SPM_META_NEGATIVE */
+#define SPM_SEG_RANGES		0x0100	/* has range maxima and forward copy */
 
 typedef SpmSegmentHeaderData *SpmSegmentHeader;
 
@@ -240,6 +257,41 @@ typedef struct SpmSkipEntry
 } SpmSkipEntry;
 
 #define SPM_SKIP_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(SpmSkipEntry)))
+
+/*
+ * Ranges (README "Ranges"): local docids [r * SPM_RANGE_DOCS, (r + 1) *
+ * SPM_RANGE_DOCS) form range r.  FORWARD, RANGEIDX and RANGEMAX pages are
+ * byte streams: byte x of a stream is byte x % SPM_PAGE_CONTENT of the
+ * stream's page x / SPM_PAGE_CONTENT (every page but the last full).
+ *
+ * The forward copy holds every document in local docid order: a uint32
+ * element count, then that many SpmFwdElem in ascending term order (0
+ * elements for NULL rows and documents written dead).
+ *
+ * RANGEIDX: nranges + 1 uint64 forward-copy offsets (range r starts at
+ * the r-th, the last is fwd_bytes), padded to 16 bytes, then one
+ * SpmRangeDesc per dictionary entry, in dictionary order.
+ *
+ * RANGEMAX: per term, at the offset its SpmRangeDesc gives (a multiple of
+ * 4), either nranges bytes (SPM_RANGE_DENSE: the term's level in every
+ * range, 0 where it has no posting) or nr uint32 entries, (range << 8) |
+ * level, ascending.  A level L >= 1 stands for the upper bound L * max_w
+ * / 255 (max_w from the dictionary entry), never below the term's
+ * largest weight in the range; level 0 means no positive weight.
+ */
+#define SPM_RANGE_LIMIT		((uint32) 1 << 24)	/* ranges a segment may have */
+
+typedef struct SpmRangeDesc
+{
+	uint64		off;			/* byte offset in the RANGEMAX stream */
+	uint32		nr;				/* ranges where the term has a posting */
+	uint32		flags;			/* SPM_RANGE_DENSE */
+} SpmRangeDesc;
+
+#define SPM_RANGE_DENSE		0x0001
+
+StaticAssertDecl(SPM_PAGE_CONTENT % sizeof(SpmRangeDesc) == 0,
+				 "range descriptors must not straddle pages");
 
 /* docmap: ItemPointerData per local docid */
 #define SPM_DOCMAP_PER_PAGE ((int) (SPM_PAGE_CONTENT / sizeof(ItemPointerData)))
@@ -297,6 +349,8 @@ typedef struct SpmOptions
 
 typedef enum SpmAlgorithm
 {
+	SPM_ALG_AUTO,				/* range pruning where it applies, else
+								 * MaxScore */
 	SPM_ALG_MAXSCORE,
 	SPM_ALG_EXHAUSTIVE
 } SpmAlgorithm;
@@ -352,7 +406,11 @@ typedef struct SpmWriter SpmWriter;
 
 extern SpmWriter *spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 								   uint32 segment_id, uint64 docid_lo);
-extern void spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags);
+extern void spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags,
+						   int32 nnz);
+extern void spm_writer_doc_elems(SpmWriter *w, const int32 *idx,
+								 const float *val, int n);
+extern void spm_writer_no_ranges(SpmWriter *w);
 extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
 extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
 extern void spm_writer_postings(SpmWriter *w, const uint32 *docids,
@@ -392,6 +450,9 @@ typedef struct SpmSegment
 	BlockNumber *dict_blk;		/* [hdr.ndict] */
 	BlockNumber *post;			/* [hdr.npost] */
 	BlockNumber *skip;			/* [hdr.nskip] */
+	BlockNumber *fwd;			/* [hdr.nfwd] */
+	BlockNumber *rangeidx;		/* [hdr.nrangeidx] */
+	BlockNumber *rangemax;		/* [hdr.nrangemax] */
 	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
 	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
 
@@ -411,7 +472,16 @@ typedef struct SpmTermData
 	uint16	   *off;
 	uint8	   *count;
 	SpmTermSummary *sum;		/* spm_term_summarize of the above */
+	SpmRangeDesc range;			/* its range maxima (SPM_SEG_RANGES) */
 } SpmTermData;
+
+/* the byte streams of a segment (README "Ranges") */
+typedef enum SpmStreamKind
+{
+	SPM_STREAM_FWD,
+	SPM_STREAM_RANGEIDX,
+	SPM_STREAM_RANGEMAX
+} SpmStreamKind;
 
 /* a pinned page kept across lookups (docmap, bitsets) */
 typedef struct SpmPin
@@ -446,6 +516,10 @@ extern void SpmAccumulatePostingBlock(Relation index, SpmSegment *seg,
 									  uint32 base, SpmPin *pin);
 extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
 									int *npages);
+extern void SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind,
+						  uint64 x, Size len, void *dst, SpmPin *pin);
+extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,
+							 SpmPin *pin);
 
 /* spmflush.c: flush (and the entry points that flush, then merge) */
 extern int64 spm_flush_locked(Relation index, Size mem);

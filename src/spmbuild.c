@@ -90,14 +90,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	uint32		doc = st->ndocs;
 
 	if (isnull[0])
-		spm_writer_doc(st->writer, tid, SPM_DOC_NULL);
+		spm_writer_doc(st->writer, tid, SPM_DOC_NULL, 0);
 	else
 	{
 		SparseVector *v = DatumGetSparseVectorP(values[0]);
 		float	   *vals = SPV_VALUES(v);
 
 		SpmCheckVector(index, v, &st->dims);
-		spm_writer_doc(st->writer, tid, 0);
+		spm_writer_doc(st->writer, tid, 0, v->nnz);
+		spm_writer_doc_elems(st->writer, v->indices, vals, v->nnz);
 		for (int i = 0; i < v->nnz; i++)
 			spm_sorter_add(st->sorter, (uint32) v->indices[i], doc, vals[i]);
 	}

@@ -71,7 +71,7 @@ flush_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 		fs->nlive++;
 	fs->cur = (uint32) (docid - fs->docid_lo);
 	fs->curlive = !(flags & (SPM_PT_DELETED | SPM_PT_NULL));
-	spm_writer_doc(fs->writer, tid, docflags);
+	spm_writer_doc(fs->writer, tid, docflags, fs->curlive ? nnz : 0);
 	fs->npostings += nnz;
 	fs->bytes += SpmPendingTupleSize(nnz);
 	fs->ndocs++;
@@ -84,6 +84,7 @@ flush_elems(void *arg, const int32 *idx, const float4 *val, int n)
 
 	if (!fs->curlive)
 		return;
+	spm_writer_doc_elems(fs->writer, idx, val, n);
 	for (int i = 0; i < n; i++)
 		spm_sorter_add(fs->sorter, (uint32) idx[i], fs->cur, val[i]);
 }

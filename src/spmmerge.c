@@ -47,7 +47,66 @@ typedef struct MergeInput
 	int			ndict;
 	int			pos;
 	uint32		page;			/* next dictionary page to read */
+	/* forward copy cursor (README "Ranges") */
+	bool		fwd_started;
+	uint64		fwd_pos;		/* next document's offset */
 } MergeInput;
+
+/*
+ * Pass the next document of input x (local docid d, alive or not) to the
+ * writer if alive; the first call positions the cursor at d.
+ */
+static void
+merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
+			  SpmWriter *w, ItemPointer tid, uint8 flags, SpmPin *pin,
+			  SpmFwdElem **buf, int32 **idx, float **val, int32 *cap)
+{
+	uint32		nnz;
+
+	if (!x->fwd_started)
+	{
+		x->fwd_pos = SpmRangeOffset(index, x->seg, d / SPM_RANGE_DOCS, pin);
+		for (uint32 skip = d % SPM_RANGE_DOCS; skip > 0; skip--)
+		{
+			SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
+						  sizeof(uint32), &nnz, pin);
+			x->fwd_pos += sizeof(uint32) + (uint64) nnz * sizeof(SpmFwdElem);
+		}
+		x->fwd_started = true;
+	}
+	SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos, sizeof(uint32),
+				  &nnz, pin);
+	x->fwd_pos += sizeof(uint32);
+	if (nnz > (uint32) PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" is corrupted: a document of the forward copy of segment %u is too long",
+						RelationGetRelationName(index), x->seg->segment_id),
+				 errhint("REINDEX the index.")));
+	if (!alive)
+	{
+		x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
+		spm_writer_doc(w, tid, flags, 0);
+		return;
+	}
+	if ((int32) nnz > *cap)
+	{
+		*cap = Max((int32) nnz, 2 * *cap);
+		*buf = repalloc(*buf, *cap * sizeof(SpmFwdElem));
+		*idx = repalloc(*idx, *cap * sizeof(int32));
+		*val = repalloc(*val, *cap * sizeof(float));
+	}
+	SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
+				  (Size) nnz * sizeof(SpmFwdElem), *buf, pin);
+	x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
+	for (uint32 i = 0; i < nnz; i++)
+	{
+		(*idx)[i] = (int32) (*buf)[i].term;
+		(*val)[i] = (*buf)[i].w;
+	}
+	spm_writer_doc(w, tid, flags, (int32) nnz);
+	spm_writer_doc_elems(w, *idx, *val, (int32) nnz);
+}
 
 static inline bool
 bit_is_set(const uint8 *bits, uint32 i)
@@ -161,7 +220,13 @@ spm_merge_segments(Relation index, int first, int last,
 	{
 		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
 		SpmPin		bpin = {InvalidBuffer, InvalidBlockNumber};
+		SpmPin		fpin = {InvalidBuffer, InvalidBlockNumber};
 		int			k = 0;
+		bool		ranges = true;
+		int32		fcap = 256;
+		SpmFwdElem *fbuf = palloc(fcap * sizeof(SpmFwdElem));
+		int32	   *fidx = palloc(fcap * sizeof(int32));
+		float	   *fval = palloc(fcap * sizeof(float));
 
 		if (hi - lo > PG_UINT32_MAX)
 			ereport(ERROR,
@@ -176,12 +241,21 @@ spm_merge_segments(Relation index, int first, int last,
 		else if (any_xid)
 			spm_writer_extend_only(w);
 		spm_writer_set_dims(w, meta.dims);
+		/* the merged segment has range data if every input has */
+		for (int j = 0; j < nin; j++)
+		{
+			if (!(in[j].seg->hdr.flags & SPM_SEG_RANGES))
+				ranges = false;
+		}
+		if (!ranges)
+			spm_writer_no_ranges(w);
 
 		/* docmap: every docid of [lo, hi), dead ones and gaps flagged */
 		for (uint64 g = lo; g < hi; g++)
 		{
 			ItemPointerData tid;
 			uint8		flags = SPM_DOC_DEAD;
+			bool		done = false;
 
 			while (k < nin && g >= in[k].ref.docid_hi)
 			{
@@ -193,17 +267,27 @@ spm_merge_segments(Relation index, int first, int last,
 			{
 				uint32		d = (uint32) (g - in[k].ref.docid_lo);
 
-				if (bit_is_set(in[k].alive, d))
+				bool		alive = bit_is_set(in[k].alive, d);
+
+				if (alive)
 				{
 					flags = bit_is_set(in[k].nulls, d) ? SPM_DOC_NULL : 0;
 					SpmGetTid(index, in[k].seg, d, &tid, &pin);
 				}
+				if (ranges)
+				{
+					merge_fwd_doc(index, &in[k], d, alive, w, &tid, flags,
+								  &fpin, &fbuf, &fidx, &fval, &fcap);
+					done = true;
+				}
 			}
-			spm_writer_doc(w, &tid, flags);
+			if (!done)
+				spm_writer_doc(w, &tid, flags, 0);
 			if ((g & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
 		SpmUnpin(&pin);
+		SpmUnpin(&fpin);
 
 		/* postings: the union of the dictionaries, term by term */
 		for (k = 0; k < nin; k++)

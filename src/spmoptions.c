@@ -14,7 +14,7 @@
 #include "spm.h"
 
 int			spm_initial_k = 100;
-int			spm_algorithm = SPM_ALG_MAXSCORE;
+int			spm_algorithm = SPM_ALG_AUTO;
 int			spm_pending_list_limit = 4096;
 int			spm_debug_round_delay = 0;
 
@@ -22,6 +22,7 @@ static relopt_kind spm_relopt_kind;
 static bool spm_initialized = false;
 
 static const struct config_enum_entry algorithm_options[] = {
+	{"auto", SPM_ALG_AUTO, false},
 	{"maxscore", SPM_ALG_MAXSCORE, false},
 	{"exhaustive", SPM_ALG_EXHAUSTIVE, false},
 	{NULL, 0, false}
@@ -62,8 +63,8 @@ spm_init(void)
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("sparse_maxscore.algorithm",
 							 "Traversal used by sparse_maxscore index scans.",
-							 "maxscore prunes with block-max bounds; exhaustive scores every posting of the query terms. Both are exact.",
-							 &spm_algorithm, SPM_ALG_MAXSCORE, algorithm_options,
+							 "auto prunes docid ranges by their bounds where the segment and query allow it, else like maxscore; maxscore prunes with block-max bounds; exhaustive scores every posting of the query terms. All are exact.",
+							 &spm_algorithm, SPM_ALG_AUTO, algorithm_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("sparse_maxscore.pending_list_limit",
 							"Size of the pending list beyond which an insert flushes it into a segment.",

@@ -71,6 +71,7 @@ typedef struct SpmScanOpaqueData
 	SparseVector *query;		/* detoasted copy, NULL for a NULL query */
 	bool		querynegative;	/* some query weight is below zero */
 	bool		exhaustive;		/* sparse_maxscore.algorithm */
+	bool		ranges;			/* range pruning allowed (algorithm auto) */
 	int			k;				/* size of the next round */
 	int			kmax;			/* largest round that fits work_mem */
 	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
@@ -247,6 +248,191 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 }
 
 /* ----------------------------------------------------------------
+ * Range pruning (spmrange.c): reading range maxima and the forward copy
+ * ----------------------------------------------------------------
+ */
+typedef struct RangeReader
+{
+	SpmReader	r;				/* for the alive bits */
+	const SpmRangeDesc **desc;	/* per SpmRangeTerm.id */
+	SpmPin		pin;
+	uint8	   *chunk;			/* a page's worth of range maxima */
+	char	   *buf;			/* the current range's documents */
+	Size		cap;
+	Size		len;
+	Size		pos;
+} RangeReader;
+
+static void range_doc_corrupt(RangeReader *rr) pg_attribute_noreturn();
+
+static void
+range_doc_corrupt(RangeReader *rr)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: invalid document in the forward copy of segment %u",
+					RelationGetRelationName(rr->r.index), rr->r.seg->segment_id),
+			 errhint("REINDEX the index.")));
+}
+
+static uint32
+range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
+{
+	RangeReader *rr = arg;
+	const SpmRangeDesc *d = rr->desc[term->id];
+	uint64		len = (d->flags & SPM_RANGE_DENSE) ? rr->r.seg->hdr.nranges :
+		(uint64) d->nr * 4;
+	uint64		x = d->off + pos;
+	uint32		n = (uint32) Min(len - pos,
+								 (uint64) (SPM_PAGE_CONTENT - x % SPM_PAGE_CONTENT));
+
+	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_RANGEMAX, x, n,
+				  rr->chunk, &rr->pin);
+	*data = rr->chunk;
+	return n;
+}
+
+static void
+range_begin(void *arg, uint32 r)
+{
+	RangeReader *rr = arg;
+	uint64		off = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->pin);
+	uint64		end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->pin);
+
+	if (end < off || end - off > MaxAllocSize)
+		range_doc_corrupt(rr);
+	if (end - off > rr->cap)
+	{
+		rr->cap = Max(end - off, 2 * rr->cap);
+		rr->buf = repalloc(rr->buf, rr->cap);
+	}
+	rr->len = end - off;
+	rr->pos = 0;
+	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, off, rr->len,
+				  rr->buf, &rr->pin);
+}
+
+/* the next document: its elements inside the range, ascending, in dims */
+static void
+range_next_doc(void *arg, SpmRangeDoc *doc)
+{
+	RangeReader *rr = arg;
+	uint32		nnz;
+	const SpmFwdElem *e;
+	uint32		dims = (uint32) rr->r.seg->hdr.dims;
+
+	if (rr->len - rr->pos < sizeof(uint32))
+		range_doc_corrupt(rr);
+	memcpy(&nnz, rr->buf + rr->pos, sizeof(uint32));
+	rr->pos += sizeof(uint32);
+	if (nnz > (rr->len - rr->pos) / sizeof(SpmFwdElem))
+		range_doc_corrupt(rr);
+	e = (const SpmFwdElem *) (rr->buf + rr->pos);
+	for (uint32 i = 0; i < nnz; i++)
+	{
+		if ((i > 0 && e[i].term <= e[i - 1].term) || e[i].term >= dims)
+			range_doc_corrupt(rr);
+	}
+	rr->pos += (Size) nnz * sizeof(SpmFwdElem);
+	doc->nnz = (int32) nnz;
+	doc->elems = e;
+}
+
+static void
+range_end(void *arg, uint32 r)
+{
+	RangeReader *rr = arg;
+
+	if (rr->pos != rr->len)
+		range_doc_corrupt(rr);
+}
+
+static bool
+range_is_alive(void *arg, uint32 local)
+{
+	RangeReader *rr = arg;
+
+	return is_alive(&rr->r, local);
+}
+
+/*
+ * The positive round's top-k of a segment by range pruning, if the
+ * segment and the query allow it (see spmrange.h); returns false, having
+ * done nothing, if not.
+ */
+static bool
+range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
+			uint64 docid_limit, SpmTopK *topk)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SparseVector *q = so->query;
+	float	   *qv = SPV_VALUES(q);
+	SpmRangeTerm *terms;
+	const SpmRangeDesc **desc;
+	int			n = 0;
+	RangeReader rr;
+	SpmRangeScan s;
+
+	if (!so->ranges || so->querynegative ||
+		!(seg->hdr.flags & SPM_SEG_RANGES) ||
+		(seg->hdr.flags & SPM_META_NEGATIVE))
+		return false;
+
+	terms = palloc(Max(q->nnz, 1) * sizeof(SpmRangeTerm));
+	desc = palloc(Max(q->nnz, 1) * sizeof(SpmRangeDesc *));
+	for (int i = 0; i < q->nnz; i++)
+	{
+		const SpmTermData *d;
+
+		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
+		if (d == NULL)
+			continue;
+		terms[n].term = (uint32) q->indices[i];
+		terms[n].q = qv[i];
+		terms[n].max_w = d->entry.max_w;
+		terms[n].dense = (d->range.flags & SPM_RANGE_DENSE) != 0;
+		terms[n].nr = d->range.nr;
+		terms[n].id = n;
+		desc[n] = &d->range;
+		n++;
+	}
+	if (!spm_range_usable(terms, n))
+		return false;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.r.index = scan->indexRelation;
+	rr.r.seg = seg;
+	rr.r.bitpin.buf = InvalidBuffer;
+	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
+	rr.desc = desc;
+	rr.pin.buf = InvalidBuffer;
+	rr.chunk = palloc(SPM_PAGE_CONTENT);
+	rr.cap = 16384;
+	rr.buf = palloc(rr.cap);
+
+	memset(&s, 0, sizeof(s));
+	s.terms = terms;
+	s.nterms = n;
+	s.docid_lo = ref->docid_lo;
+	s.ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
+	s.nranges = seg->hdr.nranges;
+	s.after = so->after;
+	s.topk = topk;
+	s.range_data = range_data;
+	s.range_begin = range_begin;
+	s.next_doc = range_next_doc;
+	s.range_end = range_end;
+	s.is_alive = ref->ndead > 0 ? range_is_alive : NULL;
+	s.arg = &rr;
+	s.counters = &so->counters;
+	spm_range_topk(&s);
+
+	SpmUnpin(&rr.pin);
+	SpmUnpin(&rr.r.bitpin);
+	return true;
+}
+
+/* ----------------------------------------------------------------
  * Rounds
  * ----------------------------------------------------------------
  */
@@ -346,6 +532,9 @@ run_round(IndexScanDesc scan)
 		SpmTraverse t;
 		SpmReader	r;
 
+		if (range_round(scan, segs[i], &meta.segments[i],
+						meta.pending_docid_lo, &topk))
+			continue;
 		setup_traverse(scan, segs[i], &meta.segments[i], meta.pending_docid_lo,
 					   &t, &r);
 		t.phase = SPM_PHASE_POSITIVE;
@@ -812,6 +1001,7 @@ start_scan(IndexScanDesc scan)
 		so->state = SPM_SCAN_ROUNDS;
 	}
 	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
+	so->ranges = spm_algorithm == SPM_ALG_AUTO;
 	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
 	if (!so->hint_taken)
 	{

@@ -38,6 +38,7 @@ typedef struct SpmTermInfo
 	uint32		term;			/* hash key */
 	bool		found;
 	SpmDictEntry entry;
+	uint32		ordinal;		/* position in the dictionary */
 	SpmTermData *data;			/* skip arrays, once loaded */
 } SpmTermInfo;
 
@@ -48,6 +49,9 @@ static uint64 cache_stamp = 1;
 static Size skip_cache_bytes = 0;
 
 static void corrupt(Relation index, SpmSegment *seg, const char *what) pg_attribute_noreturn();
+static Page pin_page(Relation index, SpmPin *pin, BlockNumber blkno);
+static void read_range_desc(Relation index, SpmSegment *seg,
+							const SpmTermInfo *info, SpmRangeDesc *desc);
 
 static void
 corrupt(Relation index, SpmSegment *seg, const char *what)
@@ -87,6 +91,23 @@ evict_one(void)
 	skip_cache_bytes -= cache[victim]->skipbytes;
 	MemoryContextDelete(cache[victim]->cxt);
 	cache[victim] = cache[--cache_n];
+}
+
+/* pages of a byte stream of n bytes (README "Ranges") */
+static uint64
+stream_pages(uint64 n)
+{
+	return (n + SPM_PAGE_CONTENT - 1) / SPM_PAGE_CONTENT;
+}
+
+/* the bytes of the RANGEIDX stream: range offsets, padding, descriptors */
+static uint64
+rangeidx_bytes(const SpmSegmentHeaderData *hdr)
+{
+	if (!(hdr->flags & SPM_SEG_RANGES))
+		return 0;
+	return TYPEALIGN(sizeof(SpmRangeDesc), ((uint64) hdr->nranges + 1) * sizeof(uint64)) +
+		(uint64) hdr->nterms * sizeof(SpmRangeDesc);
 }
 
 /* read the directory chain into words[nwords] */
@@ -162,7 +183,8 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 		nblocks = RelationGetNumberOfBlocks(index);
 		expect64 = (uint64) seg->hdr.ndocmap + seg->hdr.nalive +
 			seg->hdr.nnullmap + 2 * (uint64) seg->hdr.ndict +
-			seg->hdr.npost + seg->hdr.nskip;
+			seg->hdr.npost + seg->hdr.nskip + seg->hdr.nfwd +
+			seg->hdr.nrangeidx + seg->hdr.nrangemax;
 		expect = (uint32) expect64;
 		if (expect64 > 2 * (uint64) nblocks ||
 			seg->hdr.magic != SPM_MAGIC ||
@@ -174,6 +196,15 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 			seg->hdr.nalive != (seg->hdr.ndocs + SPM_BITS_PER_PAGE - 1) / SPM_BITS_PER_PAGE ||
 			(seg->hdr.nnullmap != 0 && seg->hdr.nnullmap != seg->hdr.nalive))
 			corrupt(index, seg, "inconsistent header");
+		if ((seg->hdr.flags & SPM_SEG_RANGES ?
+			 seg->hdr.nranges != (uint32) (((uint64) seg->hdr.ndocs + SPM_RANGE_DOCS - 1) / SPM_RANGE_DOCS) ||
+			 seg->hdr.nranges >= SPM_RANGE_LIMIT ||
+			 seg->hdr.fwd_bytes < (uint64) seg->hdr.ndocs * sizeof(uint32) :
+			 seg->hdr.nranges != 0) ||
+			seg->hdr.nfwd != stream_pages(seg->hdr.fwd_bytes) ||
+			seg->hdr.nrangemax != stream_pages(seg->hdr.rangemax_bytes) ||
+			seg->hdr.nrangeidx != stream_pages(rangeidx_bytes(&seg->hdr)))
+			corrupt(index, seg, "inconsistent range data in the header");
 
 		words = palloc(Max(expect, 1) * sizeof(uint32));
 		read_directory(index, seg, words, expect);
@@ -195,6 +226,9 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 		seg->dict_blk = palloc(Max(seg->hdr.ndict, 1) * sizeof(BlockNumber));
 		seg->post = seg->nullmap + seg->hdr.nnullmap + 2 * seg->hdr.ndict;
 		seg->skip = seg->post + seg->hdr.npost;
+		seg->fwd = seg->skip + seg->hdr.nskip;
+		seg->rangeidx = seg->fwd + seg->hdr.nfwd;
+		seg->rangemax = seg->rangeidx + seg->hdr.nrangeidx;
 		for (uint32 i = 0; i < seg->hdr.ndict; i++)
 		{
 			uint32	   *pair = seg->nullmap + seg->hdr.nnullmap + 2 * i;
@@ -328,6 +362,7 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 	SpmDictEntry *entries;
 	int			n;
 	bool		have = false;
+	uint32		ordinal = 0;
 
 	info = hash_search(seg->terms, &term, HASH_FIND, NULL);
 	if (info)
@@ -387,6 +422,7 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 			{
 				*entry = entries[mid];
 				have = true;
+				ordinal = (uint32) p * SPM_DICT_PER_PAGE + mid;
 				break;
 			}
 			if (entries[mid].term < term)
@@ -395,6 +431,9 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 				hi = mid - 1;
 		}
 		UnlockReleaseBuffer(buf);
+		/* ordinals count full pages (README "Ranges") */
+		if (have && p < (int) seg->hdr.ndict - 1 && n != SPM_DICT_PER_PAGE)
+			corrupt(index, seg, "dictionary page not full");
 		if (have && (entry->df == 0 || entry->df > seg->hdr.ndocs ||
 					 entry->skip_blkno == InvalidBlockNumber ||
 					 entry->skip_idx >= SPM_SKIP_PER_PAGE))
@@ -403,6 +442,7 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 
 	info = hash_search(seg->terms, &term, HASH_ENTER, &found);
 	info->found = have;
+	info->ordinal = ordinal;
 	info->data = NULL;
 	if (have)
 		info->entry = *entry;
@@ -478,6 +518,9 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 	}
 	pfree(skips);
 	spm_term_summarize(d->sum, nb, d->max_w, d->min_w, d->count);
+	memset(&d->range, 0, sizeof(SpmRangeDesc));
+	if (seg->hdr.flags & SPM_SEG_RANGES)
+		read_range_desc(index, seg, info, &d->range);
 
 	if (cxt == seg->cxt)
 	{
@@ -486,6 +529,117 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 		skip_cache_bytes += bytes;
 	}
 	return d;
+}
+
+/*
+ * The range descriptor of a term, checked against the segment: inside
+ * the RANGEMAX stream, dense exactly when the term is in a quarter of the
+ * ranges or more (the writer's rule).
+ */
+static void
+read_range_desc(Relation index, SpmSegment *seg, const SpmTermInfo *info,
+				SpmRangeDesc *desc)
+{
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	uint64		base = TYPEALIGN(sizeof(SpmRangeDesc),
+								 ((uint64) seg->hdr.nranges + 1) * sizeof(uint64));
+	uint64		len;
+	bool		dense;
+
+	if (info->ordinal >= seg->hdr.nterms)
+		corrupt(index, seg, "dictionary entry beyond the header's term count");
+	SpmReadStream(index, seg, SPM_STREAM_RANGEIDX,
+				  base + (uint64) info->ordinal * sizeof(SpmRangeDesc),
+				  sizeof(SpmRangeDesc), desc, &pin);
+	SpmUnpin(&pin);
+	dense = (uint64) desc->nr * 4 >= seg->hdr.nranges;
+	len = dense ? seg->hdr.nranges : (uint64) desc->nr * 4;
+	if (desc->nr == 0 || desc->nr > seg->hdr.nranges ||
+		desc->nr > info->entry.df || desc->off % 4 != 0 ||
+		desc->flags != (dense ? SPM_RANGE_DENSE : 0) ||
+		desc->off > seg->hdr.rangemax_bytes ||
+		len > seg->hdr.rangemax_bytes - desc->off)
+		corrupt(index, seg, "invalid range descriptor");
+}
+
+/*
+ * Copy len bytes from byte x of one of the segment's byte streams into
+ * dst.  Each page is checked when first pinned (on every read on a hot
+ * standby, README "Page recycling"), and its length against the stream's.
+ */
+void
+SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
+			  Size len, void *dst, SpmPin *pin)
+{
+	const BlockNumber *pages;
+	uint32		npages;
+	uint64		total;
+	SpmPageType type;
+	char	   *out = dst;
+
+	switch (kind)
+	{
+		case SPM_STREAM_FWD:
+			pages = seg->fwd;
+			npages = seg->hdr.nfwd;
+			total = seg->hdr.fwd_bytes;
+			type = SPM_PAGE_FORWARD;
+			break;
+		case SPM_STREAM_RANGEIDX:
+			pages = seg->rangeidx;
+			npages = seg->hdr.nrangeidx;
+			total = rangeidx_bytes(&seg->hdr);
+			type = SPM_PAGE_RANGEIDX;
+			break;
+		default:
+			pages = seg->rangemax;
+			npages = seg->hdr.nrangemax;
+			total = seg->hdr.rangemax_bytes;
+			type = SPM_PAGE_RANGEMAX;
+			break;
+	}
+	if (x > total || len > total - x)
+		corrupt(index, seg, "read beyond the end of the range data or forward copy");
+	while (len > 0)
+	{
+		uint64		pi = x / SPM_PAGE_CONTENT;
+		uint32		within = (uint32) (x % SPM_PAGE_CONTENT);
+		uint32		n = (uint32) Min((uint64) len, (uint64) (SPM_PAGE_CONTENT - within));
+		uint64		fill = Min(total - pi * SPM_PAGE_CONTENT, (uint64) SPM_PAGE_CONTENT);
+		bool		fresh = pin->buf == InvalidBuffer || pin->blkno != pages[pi];
+		Page		page;
+
+		if (pi >= npages)
+			corrupt(index, seg, "range data or forward copy page out of range");
+		page = pin_page(index, pin, pages[pi]);
+		if (fresh || RecoveryInProgress())
+			SpmCheckPage(index, page, pages[pi], type, seg->segment_id);
+		if (((PageHeader) page)->pd_lower != MAXALIGN(SizeOfPageHeaderData) + fill)
+		{
+			LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+			corrupt(index, seg, "range data or forward copy page of the wrong length");
+		}
+		memcpy(out, PageGetContents(page) + within, n);
+		LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+		out += n;
+		x += n;
+		len -= n;
+	}
+}
+
+/* the forward-copy offset of range r (r = nranges: the end) */
+uint64
+SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r, SpmPin *pin)
+{
+	uint64		off;
+
+	if (r > seg->hdr.nranges)
+		corrupt(index, seg, "range beyond the segment");
+	SpmReadStream(index, seg, SPM_STREAM_RANGEIDX, (uint64) r * sizeof(uint64),
+				  sizeof(uint64), &off, pin);
+	if (off > seg->hdr.fwd_bytes || off % 4 != 0)
+		corrupt(index, seg, "invalid range offset");
+	return off;
 }
 
 /*
@@ -833,6 +987,12 @@ SpmSegmentPages(Relation index, SpmSegment *seg, int *npages)
 		pages[n++] = seg->post[i];
 	for (uint32 i = 0; i < seg->hdr.nskip; i++)
 		pages[n++] = seg->skip[i];
+	for (uint32 i = 0; i < seg->hdr.nfwd; i++)
+		pages[n++] = seg->fwd[i];
+	for (uint32 i = 0; i < seg->hdr.nrangeidx; i++)
+		pages[n++] = seg->rangeidx[i];
+	for (uint32 i = 0; i < seg->hdr.nrangemax; i++)
+		pages[n++] = seg->rangemax[i];
 	*npages = n;
 	return pages;
 }

@@ -19,7 +19,7 @@
 static const char *const page_type_names[] = {
 	"unknown", "meta", "pending", "segment header", "segment directory",
 	"dictionary", "skip", "posting", "docmap", "alive bitset",
-	"null bitset", "free"
+	"null bitset", "free", "forward copy", "range index", "range maxima"
 };
 
 static const char *

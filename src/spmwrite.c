@@ -40,6 +40,16 @@ typedef struct SpmStream
 	int			nitems;			/* items on the current image */
 } SpmStream;
 
+/* a stream of full pages read as one byte sequence (README "Ranges") */
+typedef struct SpmByteStream
+{
+	SpmStream	s;
+	uint32	   *blk;			/* its pages, in order */
+	uint32		nblk;
+	uint32		cap;
+	uint64		bytes;			/* written so far */
+} SpmByteStream;
+
 struct SpmWriter
 {
 	MemoryContext cxt;			/* everything the writer allocates */
@@ -98,6 +108,23 @@ struct SpmWriter
 	uint32		bdocs[SPM_BLOCK_POSTINGS];
 	float		bw[SPM_BLOCK_POSTINGS];
 	char		enc[SPM_BLOCK_MAX_BYTES];
+
+	/* ranges and the forward copy (README "Ranges") */
+	bool		ranges;			/* writing them */
+	bool		terms_started;	/* no more documents may come */
+	SpmByteStream fwd;
+	SpmByteStream rmax;
+	int32		doc_left;		/* elements of the current document to come */
+	int64		doc_prev;		/* its last term so far, -1 if none */
+	uint64	   *range_off;		/* forward-copy offset of each range */
+	uint32		range_cap;
+	SpmRangeDesc *rdesc;		/* per dictionary entry */
+	uint32		rdesc_cap;
+	uint32	   *t_range;		/* the term's ranges so far */
+	float	   *t_max;			/* and its largest weight in each */
+	uint32		t_nr;
+	uint32		t_cap;
+	uint8	   *levels;			/* scratch: nranges bytes */
 
 	/* totals */
 	uint32		nterms;
@@ -228,6 +255,38 @@ stream_put(SpmStream *s, const void *data, Size len)
 	return off;
 }
 
+/* append len bytes to a byte stream, filling every page */
+static void
+bytes_put(SpmWriter *w, SpmByteStream *b, const void *data, Size len)
+{
+	const char *p = data;
+
+	while (len > 0)
+	{
+		Size		n;
+
+		if (stream_reserve(w, &b->s, 1))
+		{
+			grow_u32(&b->blk, &b->cap, b->nblk + 1);
+			b->blk[b->nblk++] = b->s.blkno;
+		}
+		n = Min(len, PageGetExactFreeSpace((Page) b->s.image));
+		stream_put(&b->s, p, n);
+		p += n;
+		len -= n;
+		b->bytes += n;
+	}
+}
+
+static void
+bytes_pad(SpmWriter *w, SpmByteStream *b, int align)
+{
+	static const char zeros[16] = {0};
+
+	if (b->bytes % align != 0)
+		bytes_put(w, b, zeros, align - b->bytes % align);
+}
+
 /* ------------------------------------------------------------ interface */
 
 /*
@@ -264,18 +323,66 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 	w->skip_cap = 64;
 	w->skip_blk = palloc(w->skip_cap * sizeof(uint32));
 	w->max_w = w->min_w = 0;
+	w->ranges = true;
+	w->fwd.s.type = SPM_PAGE_FORWARD;
+	w->rmax.s.type = SPM_PAGE_RANGEMAX;
+	w->fwd.cap = w->rmax.cap = 64;
+	w->fwd.blk = palloc(w->fwd.cap * sizeof(uint32));
+	w->rmax.blk = palloc(w->rmax.cap * sizeof(uint32));
+	w->range_cap = 64;
+	w->range_off = palloc(w->range_cap * sizeof(uint64));
+	w->rdesc_cap = 64;
+	w->rdesc = palloc(w->rdesc_cap * sizeof(SpmRangeDesc));
+	w->t_cap = 64;
+	w->t_range = palloc(w->t_cap * sizeof(uint32));
+	w->t_max = palloc(w->t_cap * sizeof(float));
 	return w;
+}
+
+/*
+ * Write no range maxima and no forward copy (a merge of segments that
+ * have none).  Call before the first document.
+ */
+void
+spm_writer_no_ranges(SpmWriter *w)
+{
+	Assert(w->ndocs == 0);
+	w->ranges = false;
 }
 
 /*
  * Append the next document (local docid = documents so far).  flags may
  * carry SPM_DOC_NULL (a NULL row) and SPM_DOC_DEAD (known dead: kept in
- * the docmap so that docids stay dense, but never alive).
+ * the docmap so that docids stay dense, but never alive).  Its nnz
+ * elements (0 for NULL rows and dead documents) follow through
+ * spm_writer_doc_elems, before the next document and the first term.
  */
 void
-spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags)
+spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 {
 	uint32		d = w->ndocs;
+
+	if (w->doc_left != 0 || w->terms_started || nnz < 0)
+		elog(ERROR, "sparse_maxscore: document %u out of order", d);
+	if (w->ranges)
+	{
+		uint32		n32 = (uint32) nnz;
+
+		if (d % SPM_RANGE_DOCS == 0)
+		{
+			uint32		r = d / SPM_RANGE_DOCS;
+
+			if (r >= w->range_cap)
+			{
+				w->range_cap *= 2;
+				w->range_off = repalloc(w->range_off, w->range_cap * sizeof(uint64));
+			}
+			w->range_off[r] = w->fwd.bytes;
+		}
+		bytes_put(w, &w->fwd, &n32, sizeof(uint32));
+		w->doc_left = nnz;
+		w->doc_prev = -1;
+	}
 
 	if (d == PG_UINT32_MAX)
 		ereport(ERROR,
@@ -313,6 +420,36 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags)
 	w->ndocs++;
 }
 
+/* the next n elements of the current document, in ascending term order */
+void
+spm_writer_doc_elems(SpmWriter *w, const int32 *idx, const float *val, int n)
+{
+	SpmFwdElem	buf[256];
+
+	if (!w->ranges)
+		return;
+	if (n > w->doc_left)
+		elog(ERROR, "sparse_maxscore: more elements than the document has");
+	while (n > 0)
+	{
+		int			m = Min(n, (int) lengthof(buf));
+
+		for (int i = 0; i < m; i++)
+		{
+			if (idx[i] <= w->doc_prev)
+				elog(ERROR, "sparse_maxscore: document elements out of order");
+			w->doc_prev = idx[i];
+			buf[i].term = (uint32) idx[i];
+			buf[i].w = val[i];
+		}
+		bytes_put(w, &w->fwd, buf, m * sizeof(SpmFwdElem));
+		w->doc_left -= m;
+		idx += m;
+		val += m;
+		n -= m;
+	}
+}
+
 void
 spm_writer_set_dims(SpmWriter *w, int32 dims)
 {
@@ -326,10 +463,14 @@ spm_writer_term_begin(SpmWriter *w, uint32 term)
 	if (w->any_term && term <= w->term)
 		elog(ERROR, "sparse_maxscore: terms out of order (%u after %u)",
 			 term, w->term);
+	if (w->doc_left != 0)
+		elog(ERROR, "sparse_maxscore: a term before the last document is complete");
+	w->terms_started = true;
 	w->in_term = true;
 	w->any_term = true;
 	w->term = term;
 	w->df = 0;
+	w->t_nr = 0;
 	w->bn = 0;
 	w->skip_blkno = InvalidBlockNumber;
 	w->skip_idx = 0;
@@ -412,11 +553,91 @@ spm_writer_postings(SpmWriter *w, const uint32 *docids, const float *weights,
 		if (v < 0.0f)
 			w->flags |= SPM_META_NEGATIVE;
 		w->max_abs = Max(w->max_abs, fabsf(v));
+		if (w->ranges)
+		{
+			uint32		r = docids[i] >> SPM_RANGE_SHIFT;
+
+			if (w->t_nr == 0 || w->t_range[w->t_nr - 1] != r)
+			{
+				if (w->t_nr == w->t_cap)
+				{
+					w->t_cap *= 2;
+					w->t_range = repalloc(w->t_range, w->t_cap * sizeof(uint32));
+					w->t_max = repalloc(w->t_max, w->t_cap * sizeof(float));
+				}
+				w->t_range[w->t_nr] = r;
+				w->t_max[w->t_nr++] = v;
+			}
+			else
+				w->t_max[w->t_nr - 1] = Max(w->t_max[w->t_nr - 1], v);
+		}
 		w->last_docid = docids[i];
 		w->bdocs[w->bn] = docids[i];
 		w->bw[w->bn] = v;
 		if (++w->bn == SPM_BLOCK_POSTINGS)
 			flush_block(w);
+	}
+}
+
+/* the number of ranges of the segment (its documents are all given) */
+static uint32
+writer_nranges(SpmWriter *w)
+{
+	return (uint32) (((uint64) w->ndocs + SPM_RANGE_DOCS - 1) / SPM_RANGE_DOCS);
+}
+
+/*
+ * The range maxima of the term just ended, and its descriptor: a byte per
+ * range if the term is in a quarter of the ranges or more, else an entry
+ * per range it is in.
+ */
+static void
+write_term_ranges(SpmWriter *w)
+{
+	uint32		nranges = writer_nranges(w);
+	SpmRangeDesc *desc;
+
+	if (nranges >= SPM_RANGE_LIMIT)
+	{
+		/* too many ranges for the entries' 24 bits: no range data */
+		w->ranges = false;
+		return;
+	}
+	if (w->nterms == w->rdesc_cap)
+	{
+		w->rdesc_cap *= 2;
+		w->rdesc = repalloc(w->rdesc, w->rdesc_cap * sizeof(SpmRangeDesc));
+	}
+	bytes_pad(w, &w->rmax, 4);
+	desc = &w->rdesc[w->nterms];
+	desc->off = w->rmax.bytes;
+	desc->nr = w->t_nr;
+	desc->flags = 0;
+	if ((uint64) w->t_nr * 4 >= nranges)
+	{
+		if (w->levels == NULL)
+			w->levels = MemoryContextAlloc(w->cxt, Max(nranges, 1));
+		memset(w->levels, 0, nranges);
+		for (uint32 i = 0; i < w->t_nr; i++)
+			w->levels[w->t_range[i]] = spm_range_level(w->t_max[i], w->max_w);
+		bytes_put(w, &w->rmax, w->levels, nranges);
+		desc->flags = SPM_RANGE_DENSE;
+	}
+	else
+	{
+		uint32		buf[256];
+		uint32		i = 0;
+
+		while (i < w->t_nr)
+		{
+			uint32		m = Min(w->t_nr - i, (uint32) lengthof(buf));
+
+			for (uint32 j = 0; j < m; j++)
+				buf[j] = (w->t_range[i + j] << 8) |
+					spm_range_level(w->t_max[i + j], w->max_w);
+			bytes_put(w, &w->rmax, buf, m * sizeof(uint32));
+			i += m;
+		}
 	}
 }
 
@@ -447,6 +668,8 @@ spm_writer_term_end(SpmWriter *w)
 		w->ndict++;
 	}
 	stream_put(&w->dict, &e, sizeof(SpmDictEntry));
+	if (w->ranges)
+		write_term_ranges(w);
 	w->nterms++;
 	w->sum_df_squared += (double) w->df * w->df;
 }
@@ -490,16 +713,40 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	uint32		nnullmap = 0;
 	SpmStream	dir;
 	SpmStream	head;
+	SpmByteStream ridx;
+	bool		has_ranges;
 
 	memset(&hdr, 0, sizeof(hdr));
 	Assert(!w->in_term);
 	if (w->any_term && w->last_docid >= w->ndocs && w->npostings > 0)
 		elog(ERROR, "sparse_maxscore: posting beyond the last document");
 
+	if (w->doc_left != 0)
+		elog(ERROR, "sparse_maxscore: the last document is incomplete");
 	stream_finish(w, &w->docmap, InvalidBlockNumber);
 	stream_finish(w, &w->post, InvalidBlockNumber);
 	stream_finish(w, &w->skip, InvalidBlockNumber);
 	stream_finish(w, &w->dict, InvalidBlockNumber);
+
+	/* range offsets (and the end), padded, then the term descriptors */
+	memset(&ridx, 0, sizeof(ridx));
+	ridx.s.type = SPM_PAGE_RANGEIDX;
+	ridx.cap = 64;
+	ridx.blk = MemoryContextAlloc(w->cxt, ridx.cap * sizeof(uint32));
+	has_ranges = w->ranges && writer_nranges(w) < SPM_RANGE_LIMIT;
+	if (has_ranges)
+	{
+		uint32		nranges = writer_nranges(w);
+
+		bytes_put(w, &ridx, w->range_off, (Size) nranges * sizeof(uint64));
+		bytes_put(w, &ridx, &w->fwd.bytes, sizeof(uint64));
+		bytes_pad(w, &ridx, sizeof(SpmRangeDesc));
+		bytes_put(w, &ridx, w->rdesc, (Size) w->nterms * sizeof(SpmRangeDesc));
+		hdr.nranges = nranges;
+	}
+	stream_finish(w, &w->fwd.s, InvalidBlockNumber);
+	stream_finish(w, &w->rmax.s, InvalidBlockNumber);
+	stream_finish(w, &ridx.s, InvalidBlockNumber);
 
 	/* directory words: docmap, alive, null, dictionary pairs */
 	words = MemoryContextAlloc(w->cxt, cap * sizeof(uint32));
@@ -518,6 +765,13 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	nwords += w->npost;
 	memcpy(words + nwords, w->skip_blk, w->nskip * sizeof(uint32));
 	nwords += w->nskip;
+	grow_u32(&words, &cap, nwords + w->fwd.nblk + ridx.nblk + w->rmax.nblk);
+	memcpy(words + nwords, w->fwd.blk, w->fwd.nblk * sizeof(uint32));
+	nwords += w->fwd.nblk;
+	memcpy(words + nwords, ridx.blk, ridx.nblk * sizeof(uint32));
+	nwords += ridx.nblk;
+	memcpy(words + nwords, w->rmax.blk, w->rmax.nblk * sizeof(uint32));
+	nwords += w->rmax.nblk;
 
 	memset(&dir, 0, sizeof(dir));
 	dir.type = SPM_PAGE_SEGDIR;
@@ -542,7 +796,7 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.nterms = w->nterms;
 	hdr.npostings = w->npostings;
 	hdr.nnull = w->nnull;
-	hdr.flags = w->flags;
+	hdr.flags = w->flags | (has_ranges ? SPM_SEG_RANGES : 0);
 	hdr.dims = w->dims;
 	hdr.ndocmap = w->ndocmap;
 	hdr.nalive = nalive;
@@ -552,6 +806,11 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.nskip = w->nskip;
 	hdr.ndirwords = nwords;
 	hdr.max_abs_weight = w->max_abs;
+	hdr.nfwd = w->fwd.nblk;
+	hdr.nrangeidx = ridx.nblk;
+	hdr.nrangemax = w->rmax.nblk;
+	hdr.fwd_bytes = w->fwd.bytes;
+	hdr.rangemax_bytes = w->rmax.bytes;
 
 	memset(&head, 0, sizeof(head));
 	head.type = SPM_PAGE_SEGHEADER;
@@ -574,6 +833,7 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	stream_finish(w, &head, InvalidBlockNumber);
 
 	pfree(words);
+	pfree(ridx.blk);
 }
 
 /* flags of the segment: SPM_META_NEGATIVE if any weight is negative */
@@ -620,7 +880,8 @@ spm_writer_extend_only(SpmWriter *w)
 void
 spm_writer_free(SpmWriter *w)
 {
-	SpmStream  *streams[] = {&w->docmap, &w->post, &w->skip, &w->dict};
+	SpmStream  *streams[] = {&w->docmap, &w->post, &w->skip, &w->dict,
+	&w->fwd.s, &w->rmax.s};
 
 	for (int i = 0; i < (int) lengthof(streams); i++)
 	{
@@ -637,5 +898,13 @@ spm_writer_free(SpmWriter *w)
 	pfree(w->dict_pairs);
 	pfree(w->post_blk);
 	pfree(w->skip_blk);
+	pfree(w->fwd.blk);
+	pfree(w->rmax.blk);
+	pfree(w->range_off);
+	pfree(w->rdesc);
+	pfree(w->t_range);
+	pfree(w->t_max);
+	if (w->levels)
+		pfree(w->levels);
 	pfree(w);
 }

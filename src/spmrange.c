@@ -1,0 +1,330 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmrange.c
+ *	  Exact top-k of one segment by range pruning (see spmrange.h and
+ *	  src/README "Ranges").
+ *
+ * A query adds, for each of its terms, q * (the term's level in the
+ * range) * max_w / 255 into a float bound per range: one pass over a byte
+ * per range for terms in many ranges (vectorized), one entry per range the
+ * term is in for the others.  The ranges are then bucketed by bound
+ * (NBUCKETS buckets of equal width, no sort) and scored from the highest
+ * bucket down, each document from its forward copy, until a bucket's
+ * largest bound, with the rounding margin, cannot reach the k-th score.
+ * doc/decisions.md "Range pruning in the index" has the measurements.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "miscadmin.h"
+#include "sparsevec.h"
+#include "spmrange.h"
+
+#define NBUCKETS	1024
+
+/*
+ * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,
+ * or 0 if m is not positive.  Computed in double; the last check is in
+ * double too, so the bound may fall short of m by a few units in the
+ * last place of a double, which the kernel's margin covers.
+ */
+uint8
+spm_range_level(float m, float max_w)
+{
+	int			level;
+
+	if (!(m > 0.0f) || !(max_w > 0.0f))
+		return 0;
+	if (m >= max_w)
+		return 255;
+	level = (int) ceil((double) m * 255.0 / (double) max_w);
+	level = Max(1, Min(255, level));
+	while (level < 255 && (double) level * (double) max_w / 255.0 < (double) m)
+		level++;
+	return (uint8) level;
+}
+
+/* the bound of level 1 of term t for the query: q * max_w / 255 */
+static double
+level_unit(const SpmRangeTerm *t)
+{
+	return t->q * (double) t->max_w / 255.0;
+}
+
+bool
+spm_range_usable(const SpmRangeTerm *terms, int nterms)
+{
+	for (int i = 0; i < nterms; i++)
+	{
+		double		u = level_unit(&terms[i]);
+
+		/*
+		 * The bound of one term in one range is up to 255 units, and a
+		 * range's bound sums nterms of them: keep both normal floats.
+		 */
+		if (!(terms[i].q > 0) || !(terms[i].max_w > 0) ||
+			!(u >= 1e-30) || !(u <= 1e30 / Max(nterms, 1)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ub[r] += scale * d[r] for n ranges.  GCC vectorizes the plain loop only
+ * at -O3, and PostgreSQL builds at -O2, so it is written with SSE2 (every
+ * x86-64 has it): the same products and sums as the scalar loop.
+ */
+static void
+add_dense(float *restrict ub, const uint8 *restrict d, float scale, uint32 n)
+{
+	uint32		r = 0;
+
+#ifdef __SSE2__
+	const __m128 s = _mm_set1_ps(scale);
+	const __m128i zero = _mm_setzero_si128();
+
+	for (; r + 16 <= n; r += 16)
+	{
+		__m128i		b = _mm_loadu_si128((const __m128i *) (d + r));
+		__m128i		lo = _mm_unpacklo_epi8(b, zero);
+		__m128i		hi = _mm_unpackhi_epi8(b, zero);
+		__m128i		w[4];
+
+		w[0] = _mm_unpacklo_epi16(lo, zero);
+		w[1] = _mm_unpackhi_epi16(lo, zero);
+		w[2] = _mm_unpacklo_epi16(hi, zero);
+		w[3] = _mm_unpackhi_epi16(hi, zero);
+		for (int j = 0; j < 4; j++)
+			_mm_storeu_ps(ub + r + 4 * j,
+						  _mm_add_ps(_mm_loadu_ps(ub + r + 4 * j),
+									 _mm_mul_ps(s, _mm_cvtepi32_ps(w[j]))));
+	}
+#endif
+	for (; r < n; r++)
+		ub[r] += scale * d[r];
+}
+
+static void range_corrupt(const SpmRangeTerm *t) pg_attribute_noreturn();
+
+static void
+range_corrupt(const SpmRangeTerm *t)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index is corrupted: range maxima of term %u name a range beyond the segment",
+					t->term),
+			 errhint("REINDEX the index.")));
+}
+
+/* add term t's bounds into ub[nranges] */
+static void
+add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
+{
+	double		unit = level_unit(t);
+	float		scale = (float) unit;
+	uint64		len = t->dense ? (uint64) s->nranges : (uint64) t->nr * 4;
+	uint64		pos = 0;
+
+	/* round the unit upward, so that every product is rounded from above */
+	if ((double) scale < unit)
+		scale = nextafterf(scale, FLT_MAX);
+
+	while (pos < len)
+	{
+		const uint8 *data;
+		uint32		n = s->range_data(s->arg, t, pos, &data);
+
+		n = (uint32) Min((uint64) n, len - pos);
+		if (t->dense)
+			add_dense(ub + pos, data, scale, n);
+		else
+		{
+			for (uint32 i = 0; i + 4 <= n; i += 4)
+			{
+				uint32		e;
+				uint32		r;
+
+				memcpy(&e, data + i, sizeof(uint32));
+				r = e >> 8;
+				if (r >= s->nranges)
+					range_corrupt(t);
+				ub[r] += scale * (float) (e & 255);
+			}
+			n &= ~3;
+			if (n == 0)
+				range_corrupt(t);
+		}
+		pos += n;
+	}
+}
+
+/*
+ * Score range r: every live document of it with a positive score after
+ * the cursor is offered to the heap.  The score is the merge of the
+ * document's elements with the query terms, both ascending, added in that
+ * order (spv_score_add), as spv_dot computes it.
+ */
+static void
+score_range(SpmRangeScan *s, uint32 r)
+{
+	uint32		first = r << SPM_RANGE_SHIFT;
+	uint32		end = Min(first + SPM_RANGE_DOCS, s->ndocs);
+	const SpmRangeTerm *qt = s->terms;
+	int			nq = s->nterms;
+
+	s->range_begin(s->arg, r);
+	for (uint32 d = first; d < end; d++)
+	{
+		SpmRangeDoc doc;
+		double		score = 0.0;
+		int			i = 0;
+		int			j = 0;
+		uint64		docid;
+
+		s->next_doc(s->arg, &doc);
+		if (doc.nnz == 0 || (s->is_alive && !s->is_alive(s->arg, d)))
+			continue;
+		while (i < doc.nnz && j < nq)
+		{
+			uint32		t = doc.elems[i].term;
+
+			if (t < qt[j].term)
+				i++;
+			else if (t > qt[j].term)
+				j++;
+			else
+			{
+				score = spv_score_add(score, qt[j].q, doc.elems[i].w);
+				i++;
+				j++;
+			}
+		}
+		s->counters->postings_decoded += doc.nnz;
+		s->counters->candidates++;
+		docid = s->docid_lo + d;
+		if (score > 0 && spm_is_after(&s->after, score, docid) &&
+			spm_topk_admits(s->topk, score, docid))
+			spm_topk_push(s->topk, score, docid, NULL);
+	}
+	s->range_end(s->arg, r);
+}
+
+void
+spm_range_topk(SpmRangeScan *s)
+{
+	uint32		nr = (uint32) (((uint64) s->ndocs + SPM_RANGE_DOCS - 1) >> SPM_RANGE_SHIFT);
+	float	   *ub;
+	uint16	   *bucket;
+	uint32	   *order;
+	uint32		count[NBUCKETS + 1];
+	float		maxub = 0.0f;
+	double		margin;
+	uint32		nlive = 0;
+	uint32		i;
+
+	Assert(nr <= s->nranges);
+	if (s->nterms == 0 || nr == 0)
+		return;
+
+	ub = palloc0((Size) s->nranges * sizeof(float));
+	for (int t = 0; t < s->nterms; t++)
+	{
+		add_term(s, &s->terms[t], ub);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/*
+	 * A bound is a float sum of nterms float products, each of a unit
+	 * rounded upward: its relative rounding error is below (nterms + 1) *
+	 * 2^-24.  The margin is four times that, plus the double rounding of
+	 * the levels (spm_range_level).
+	 */
+	margin = 1.0 + (s->nterms + 8) * ldexp(1.0, -22);
+
+	for (i = 0; i < nr; i++)
+		maxub = Max(maxub, ub[i]);
+	if (!(maxub > 0.0f))
+	{
+		pfree(ub);
+		return;
+	}
+
+	/* bucket the ranges with a bound; bucket 0 is the highest */
+	bucket = palloc((Size) nr * sizeof(uint16));
+	order = palloc((Size) nr * sizeof(uint32));
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < nr; i++)
+	{
+		int			b;
+
+		if (!(ub[i] > 0.0f))
+		{
+			bucket[i] = NBUCKETS;	/* no query term: no positive score */
+			continue;
+		}
+		b = NBUCKETS - 1 - (int) (ub[i] / maxub * (NBUCKETS - 1));
+		b = Max(0, Min(NBUCKETS - 1, b));
+		bucket[i] = (uint16) b;
+		count[b + 1]++;
+		nlive++;
+	}
+	for (int b = 0; b < NBUCKETS; b++)
+		count[b + 1] += count[b];
+	for (i = 0; i < nr; i++)
+	{
+		if (bucket[i] < NBUCKETS)
+			order[count[bucket[i]]++] = i;
+	}
+
+	/*
+	 * Visit.  The bucket of a bound is a non-decreasing function of it, so
+	 * a range in a later bucket has a smaller bound than every range of an
+	 * earlier one; the stop test uses the largest bound of the bucket
+	 * reached, which bounds all the ranges after it.
+	 */
+	s->counters->windows += nlive;
+	{
+		uint32		scored = 0;
+		uint32		pos = 0;
+
+		while (pos < nlive)
+		{
+			int			b = bucket[order[pos]];
+			uint32		bend = pos;
+			float		top = 0.0f;
+
+			while (bend < nlive && bucket[order[bend]] == b)
+			{
+				top = Max(top, ub[order[bend]]);
+				bend++;
+			}
+			if (spm_topk_full(s->topk) &&
+				(double) top * margin < s->topk->heap[0].score)
+				break;
+			for (; pos < bend; pos++)
+			{
+				uint32		r = order[pos];
+
+				if (spm_topk_full(s->topk) &&
+					(double) ub[r] * margin < s->topk->heap[0].score)
+					continue;
+				score_range(s, r);
+				scored++;
+				if ((scored & 63) == 0)
+					CHECK_FOR_INTERRUPTS();
+			}
+		}
+		s->counters->windows_skipped += nlive - scored;
+	}
+	pfree(order);
+	pfree(bucket);
+	pfree(ub);
+}

@@ -1,0 +1,112 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmrange.h
+ *	  Exact top-k of one segment by range pruning (Block-Max Pruning):
+ *	  upper bounds per docid range from the query terms' range maxima,
+ *	  ranges visited in bound order and scored from the forward copy,
+ *	  stopped when no remaining bound reaches the k-th score.
+ *
+ * Like spmtraverse.h, nothing here touches the buffer manager: the range
+ * maxima and the documents arrive through callbacks, so that the kernel
+ * is tested against brute force outside the server (test/unit).  See
+ * src/README "Ranges" for the format and "Exactness" for the scores.
+ *
+ * The kernel handles the positive phase of segments and queries whose
+ * weights are all positive (the caller checks spm_range_usable).  Every
+ * score it admits is canonical: the sum of q * w over the document's
+ * matching query terms, in ascending term order, in double from +0.0.
+ * The bounds are float sums; a range is skipped only when its bound,
+ * enlarged by a margin larger than their worst rounding error, stays
+ * below the k-th score.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SPMRANGE_H
+#define SPMRANGE_H
+
+#include "spmtraverse.h"
+
+/* docids per range (src/README "Ranges") */
+#define SPM_RANGE_SHIFT		5
+#define SPM_RANGE_DOCS		(1 << SPM_RANGE_SHIFT)
+
+/* an element of a document in the forward copy */
+typedef struct SpmFwdElem
+{
+	uint32		term;
+	float		w;
+} SpmFwdElem;
+
+/* one query term the segment has, as the caller describes it */
+typedef struct SpmRangeTerm
+{
+	uint32		term;			/* dimension */
+	double		q;				/* query weight, > 0 */
+	float		max_w;			/* the term's largest weight (> 0) in the
+								 * segment: level 255 */
+	bool		dense;			/* nranges level bytes, else nr entries */
+	uint32		nr;				/* ranges where the term has a posting */
+	int			id;				/* the caller's own number, for callbacks */
+} SpmRangeTerm;
+
+/* a document of the forward copy: elements in ascending term order */
+typedef struct SpmRangeDoc
+{
+	int32		nnz;
+	const SpmFwdElem *elems;
+} SpmRangeDoc;
+
+/*
+ * The bytes of the term's range data from byte pos on, as far as they are
+ * contiguous in memory: sets *data and returns how many (>= 1, and a
+ * multiple of 4 for entries).  Valid until the next call.
+ */
+typedef uint32 (*SpmRangeData) (void *arg, const SpmRangeTerm *term,
+								 uint64 pos, const uint8 **data);
+
+/*
+ * Start reading range r of the forward copy; then next_doc is called once
+ * per local docid of the range, in order.  Each document is valid until
+ * the next call.
+ */
+typedef void (*SpmRangeBegin) (void *arg, uint32 r);
+typedef void (*SpmRangeNextDoc) (void *arg, SpmRangeDoc *doc);
+typedef void (*SpmRangeEnd) (void *arg, uint32 r);
+
+typedef struct SpmRangeScan
+{
+	/* the query terms the segment has, in ascending term order */
+	const SpmRangeTerm *terms;
+	int			nterms;
+
+	uint64		docid_lo;		/* global docid of local docid 0 */
+	uint32		ndocs;			/* visit local docids [0, ndocs) */
+	uint32		nranges;		/* the segment's ranges (>= those of ndocs) */
+	SpmAfter	after;
+	SpmTopK    *topk;
+
+	SpmRangeData range_data;
+	SpmRangeBegin range_begin;
+	SpmRangeNextDoc next_doc;
+	SpmRangeEnd range_end;
+	SpmIsAlive	is_alive;		/* NULL when every docid is alive */
+	void	   *arg;
+
+	SpmCounters *counters;		/* windows = ranges with a bound,
+								 * windows_skipped = of those, not scored,
+								 * candidates = documents scored */
+} SpmRangeScan;
+
+/*
+ * Can the kernel score this segment for this query?  The query terms' q
+ * and max_w must be positive and q * max_w / 255 a normal float (so that
+ * the bounds' rounding is relative).
+ */
+extern bool spm_range_usable(const SpmRangeTerm *terms, int nterms);
+
+/* the level of weight m in a term whose largest weight is max_w */
+extern uint8 spm_range_level(float m, float max_w);
+
+extern void spm_range_topk(SpmRangeScan *s);
+
+#endif							/* SPMRANGE_H */

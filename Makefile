@@ -21,7 +21,8 @@ REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct 
 	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
 	sparsevec_trusted
 REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_deepen \
-	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit
+	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
+	spm_ranges
 REGRESS_BM25 = sparsevec_bm25
 REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done

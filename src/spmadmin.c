@@ -233,6 +233,154 @@ bitset_get(const uint8 *bits, uint32 i)
 	return (bits[i / 8] >> (i % 8)) & 1;
 }
 
+/* a hash of one posting, summed over a segment in any order */
+static uint64
+posting_hash(uint32 doc, uint32 term, float4 w)
+{
+	uint32		wbits;
+	uint64		x;
+
+	memcpy(&wbits, &w, sizeof(wbits));
+	x = ((uint64) doc << 32 | term) ^ ((uint64) wbits * UINT64CONST(0x9E3779B97F4A7C15));
+	x ^= x >> 30;
+	x *= UINT64CONST(0xBF58476D1CE4E5B9);
+	x ^= x >> 27;
+	x *= UINT64CONST(0x94D049BB133111EB);
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * The forward copy of a segment with ranges (README "Ranges"): every
+ * document where its range's offset says, elements ascending and valid,
+ * none for NULL rows; returns the number of elements and the sum of their
+ * posting_hash, which must match the posting lists'.
+ */
+static uint64
+verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
+			   uint64 *hash)
+{
+	Relation	index = vs->index;
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	uint64		pos = 0;
+	uint64		elems = 0;
+	int32		cap = 256;
+	SpmFwdElem *buf = palloc(cap * sizeof(SpmFwdElem));
+
+	*hash = 0;
+	for (uint32 d = 0; d < seg->hdr.ndocs; d++)
+	{
+		uint32		nnz;
+
+		if (d % SPM_RANGE_DOCS == 0 &&
+			SpmRangeOffset(index, seg, d / SPM_RANGE_DOCS, &pin) != pos)
+			verify_fail(index, "segment %u range %u does not start at its document %u",
+						seg->segment_id, d / SPM_RANGE_DOCS, d);
+		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, sizeof(uint32), &nnz, &pin);
+		pos += sizeof(uint32);
+		if (nnz > (seg->hdr.fwd_bytes - pos) / sizeof(SpmFwdElem))
+			verify_fail(index, "segment %u document %u of the forward copy is too long",
+						seg->segment_id, d);
+		if (nnz > 0 && bitset_get(nulls, d))
+			verify_fail(index, "segment %u NULL row %u has elements in the forward copy",
+						seg->segment_id, d);
+		if ((int32) nnz > cap)
+		{
+			cap = Max((int32) nnz, 2 * cap);
+			buf = repalloc(buf, cap * sizeof(SpmFwdElem));
+		}
+		SpmReadStream(index, seg, SPM_STREAM_FWD, pos,
+					  (Size) nnz * sizeof(SpmFwdElem), buf, &pin);
+		pos += (uint64) nnz * sizeof(SpmFwdElem);
+		for (uint32 i = 0; i < nnz; i++)
+		{
+			if ((i > 0 && buf[i].term <= buf[i - 1].term) ||
+				(seg->hdr.dims > 0 && buf[i].term >= (uint32) seg->hdr.dims) ||
+				buf[i].w == 0.0f || isnan(buf[i].w) || isinf(buf[i].w))
+				verify_fail(index, "segment %u document %u of the forward copy is not canonical",
+							seg->segment_id, d);
+			*hash += posting_hash(d, buf[i].term, buf[i].w);
+		}
+		elems += nnz;
+		if ((d & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (pos != seg->hdr.fwd_bytes ||
+		SpmRangeOffset(index, seg, seg->hdr.nranges, &pin) != pos)
+		verify_fail(index, "segment %u forward copy has " UINT64_FORMAT " bytes, its header says " UINT64_FORMAT,
+					seg->segment_id, pos, seg->hdr.fwd_bytes);
+	SpmUnpin(&pin);
+	pfree(buf);
+	return elems;
+}
+
+/*
+ * A term's range maxima against its postings (docs/ws, n of them): the
+ * level of every range the term is in, as the writer computes it, and
+ * nothing elsewhere.
+ */
+static void
+verify_term_ranges(VerifyState *vs, SpmSegment *seg, const SpmDictEntry *e,
+				   const uint32 *docs, const float *ws, uint32 n)
+{
+	Relation	index = vs->index;
+	const SpmTermData *td = SpmGetTerm(index, seg, e->term);
+	const SpmRangeDesc *desc = &td->range;
+	bool		dense = (desc->flags & SPM_RANGE_DENSE) != 0;
+	uint64		len = dense ? seg->hdr.nranges : (uint64) desc->nr * 4;
+	uint8	   *data = palloc(Max(len, 1));
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	uint32		nr = 0;
+	uint32		i = 0;
+
+	SpmReadStream(index, seg, SPM_STREAM_RANGEMAX, desc->off, len, data, &pin);
+	SpmUnpin(&pin);
+	if (dense)
+	{
+		for (uint32 r = 0; r < seg->hdr.nranges; r++)
+		{
+			float4		m = 0;
+			bool		any = false;
+
+			for (; i < n && docs[i] / SPM_RANGE_DOCS == r; i++)
+			{
+				m = any ? Max(m, ws[i]) : ws[i];
+				any = true;
+			}
+			if ((any ? spm_range_level(m, e->max_w) : 0) != data[r])
+				verify_fail(index, "segment %u term %u range %u: level %u, its postings give %u",
+							seg->segment_id, e->term, r, data[r],
+							any ? spm_range_level(m, e->max_w) : 0);
+			nr += any;
+		}
+	}
+	else
+	{
+		while (i < n)
+		{
+			uint32		r = docs[i] / SPM_RANGE_DOCS;
+			float4		m = ws[i];
+			uint32		entry;
+
+			for (i++; i < n && docs[i] / SPM_RANGE_DOCS == r; i++)
+				m = Max(m, ws[i]);
+			if (nr >= desc->nr)
+				verify_fail(index, "segment %u term %u has more ranges than its range maxima",
+							seg->segment_id, e->term);
+			memcpy(&entry, data + 4 * (Size) nr, sizeof(entry));
+			if (entry != ((r << 8) | spm_range_level(m, e->max_w)))
+				verify_fail(index, "segment %u term %u range %u: range maxima entry %08x, its postings give %08x",
+							seg->segment_id, e->term, r, entry,
+							(r << 8) | spm_range_level(m, e->max_w));
+			nr++;
+		}
+	}
+	if (nr != desc->nr)
+		verify_fail(index, "segment %u term %u is in %u ranges, its range descriptor says %u",
+					seg->segment_id, e->term, nr, desc->nr);
+	pfree(data);
+}
+
 static void
 verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 {
@@ -258,6 +406,11 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	uint32		prevterm = 0;
 	int			npages;
 	BlockNumber *pages;
+	bool		ranges = (seg->hdr.flags & SPM_SEG_RANGES) != 0;
+	uint64		post_hash = 0;
+	uint32	   *tdocs = NULL;
+	float	   *tws = NULL;
+	uint32		tcap = 0;
 
 	pages = SpmSegmentPages(index, seg, &npages);
 	for (int i = 0; i < npages; i++)
@@ -309,6 +462,7 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 			float4		tmin = INFINITY;
 			bool		anydoc = false;
 			uint32		prevdoc = 0;
+			uint64		tpost0 = postings;
 
 			if (anyterm && e->term <= prevterm)
 				verify_fail(index, "segment %u dictionary is not sorted at term %u",
@@ -326,6 +480,14 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 					palloc(skipcap * sizeof(SpmSkipEntry));
 			}
 			SpmReadSkips(index, seg, e, skips);
+			if (ranges && e->df > tcap)
+			{
+				tcap = Max(e->df, 2 * tcap);
+				tdocs = tdocs ? repalloc(tdocs, tcap * sizeof(uint32)) :
+					palloc(tcap * sizeof(uint32));
+				tws = tws ? repalloc(tws, tcap * sizeof(float)) :
+					palloc(tcap * sizeof(float));
+			}
 			for (int b = 0; b < nb; b++)
 			{
 				float4		bmax = -INFINITY;
@@ -350,6 +512,12 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 					if (ws[j] == 0.0f || isnan(ws[j]) || isinf(ws[j]))
 						verify_fail(index, "segment %u term %u has an invalid weight",
 									seg->segment_id, e->term);
+					if (ranges)
+					{
+						post_hash += posting_hash(docs[j], e->term, ws[j]);
+						tdocs[postings - tpost0 + j] = docs[j];
+						tws[postings - tpost0 + j] = ws[j];
+					}
 					anydoc = true;
 					prevdoc = docs[j];
 					hasposting[docs[j] / 8] |= 1 << (docs[j] % 8);
@@ -367,6 +535,8 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 			if (tmax != e->max_w || tmin != e->min_w)
 				verify_fail(index, "segment %u term %u: max/min %g/%g, the dictionary says %g/%g",
 							seg->segment_id, e->term, tmax, tmin, e->max_w, e->min_w);
+			if (ranges)
+				verify_term_ranges(vs, seg, e, tdocs, tws, e->df);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -380,6 +550,15 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	if (nnull > seg->hdr.nnull || seg->hdr.nnull != ref->nnull ||
 		nnullbits != seg->hdr.nnull)
 		verify_fail(index, "segment %u NULL counts disagree", seg->segment_id);
+	if (ranges)
+	{
+		uint64		fwd_hash;
+		uint64		elems = verify_forward(vs, seg, nulls, &fwd_hash);
+
+		if (elems != postings || fwd_hash != post_hash)
+			verify_fail(index, "segment %u forward copy (" UINT64_FORMAT " elements) does not hold the same postings as the posting lists (" UINT64_FORMAT ")",
+						seg->segment_id, elems, postings);
+	}
 }
 
 static void

@@ -167,13 +167,60 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 }
 
 /*
+ * A filter of the query's terms: bit (term & SPM_FILTER_MASK) is set for
+ * every query term, so that a document element whose bit is clear (most
+ * of them) costs one load and a test; a set bit is confirmed by a binary
+ * search of the query terms.
+ */
+#define SPM_FILTER_BITS		65536
+#define SPM_FILTER_MASK		(SPM_FILTER_BITS - 1)
+
+static inline bool
+filter_has(const uint64 *filter, uint32 t)
+{
+	return (filter[(t & SPM_FILTER_MASK) >> 6] >> (t & 63)) & 1;
+}
+
+/* the query term equal to t, or -1 */
+static inline int
+find_term(const SpmRangeTerm *qt, int nq, uint32 t)
+{
+	int			lo = 0;
+	int			hi = nq - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) >> 1;
+
+		if (qt[mid].term == t)
+			return mid;
+		if (qt[mid].term < t)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+static void doc_corrupt(void) pg_attribute_noreturn();
+
+static void
+doc_corrupt(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index is corrupted: a document of the forward copy is not in ascending term order"),
+			 errhint("REINDEX the index.")));
+}
+
+/*
  * Score range r: every live document of it with a positive score after
- * the cursor is offered to the heap.  The score is the merge of the
- * document's elements with the query terms, both ascending, added in that
- * order (spv_score_add), as spv_dot computes it.
+ * the cursor is offered to the heap.  The document's elements are taken
+ * in their (ascending, checked here) term order and the matching ones
+ * added with spv_score_add, as spv_dot computes it.
  */
 static void
-score_range(SpmRangeScan *s, uint32 r)
+score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 {
 	uint32		first = r << SPM_RANGE_SHIFT;
 	uint32		end = Min(first + SPM_RANGE_DOCS, s->ndocs);
@@ -185,26 +232,25 @@ score_range(SpmRangeScan *s, uint32 r)
 	{
 		SpmRangeDoc doc;
 		double		score = 0.0;
-		int			i = 0;
-		int			j = 0;
+		int64		prev = -1;
 		uint64		docid;
 
 		s->next_doc(s->arg, &doc);
 		if (doc.nnz == 0 || (s->is_alive && !s->is_alive(s->arg, d)))
 			continue;
-		while (i < doc.nnz && j < nq)
+		for (int i = 0; i < doc.nnz; i++)
 		{
 			uint32		t = doc.elems[i].term;
 
-			if (t < qt[j].term)
-				i++;
-			else if (t > qt[j].term)
-				j++;
-			else
+			if ((int64) t <= prev)
+				doc_corrupt();
+			prev = t;
+			if (filter_has(filter, t))
 			{
-				score = spv_score_add(score, qt[j].q, doc.elems[i].w);
-				i++;
-				j++;
+				int			j = find_term(qt, nq, t);
+
+				if (j >= 0)
+					score = spv_score_add(score, qt[j].q, doc.elems[i].w);
 			}
 		}
 		s->counters->postings_decoded += doc.nnz;
@@ -229,6 +275,7 @@ spm_range_topk(SpmRangeScan *s)
 	double		margin;
 	uint32		nlive = 0;
 	uint32		i;
+	uint64	   *filter;
 
 	Assert(nr <= s->nranges);
 	if (s->nterms == 0 || nr == 0)
@@ -255,6 +302,14 @@ spm_range_topk(SpmRangeScan *s)
 	{
 		pfree(ub);
 		return;
+	}
+
+	filter = palloc0(SPM_FILTER_BITS / 8);
+	for (int t = 0; t < s->nterms; t++)
+	{
+		uint32		b = s->terms[t].term & SPM_FILTER_MASK;
+
+		filter[b >> 6] |= UINT64CONST(1) << (b & 63);
 	}
 
 	/* bucket the ranges with a bound; bucket 0 is the highest */
@@ -316,7 +371,7 @@ spm_range_topk(SpmRangeScan *s)
 				if (spm_topk_full(s->topk) &&
 					(double) ub[r] * margin < s->topk->heap[0].score)
 					continue;
-				score_range(s, r);
+				score_range(s, filter, r);
 				scored++;
 				if ((scored & 63) == 0)
 					CHECK_FOR_INTERRUPTS();
@@ -324,6 +379,7 @@ spm_range_topk(SpmRangeScan *s)
 		}
 		s->counters->windows_skipped += nlive - scored;
 	}
+	pfree(filter);
 	pfree(order);
 	pfree(bucket);
 	pfree(ub);

@@ -255,7 +255,9 @@ typedef struct RangeReader
 {
 	SpmReader	r;				/* for the alive bits */
 	const SpmRangeDesc **desc;	/* per SpmRangeTerm.id */
-	SpmPin		pin;
+	SpmPin		maxpin;			/* a RANGEMAX page */
+	SpmPin		idxpin;			/* a RANGEIDX page */
+	SpmPin		fwdpin;			/* a FORWARD page */
 	uint8	   *chunk;			/* a page's worth of range maxima */
 	char	   *buf;			/* the current range's documents */
 	Size		cap;
@@ -287,7 +289,7 @@ range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
 								 (uint64) (SPM_PAGE_CONTENT - x % SPM_PAGE_CONTENT));
 
 	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_RANGEMAX, x, n,
-				  rr->chunk, &rr->pin);
+				  rr->chunk, &rr->maxpin);
 	*data = rr->chunk;
 	return n;
 }
@@ -296,8 +298,8 @@ static void
 range_begin(void *arg, uint32 r)
 {
 	RangeReader *rr = arg;
-	uint64		off = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->pin);
-	uint64		end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->pin);
+	uint64		off = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->idxpin);
+	uint64		end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->idxpin);
 
 	if (end < off || end - off > MaxAllocSize)
 		range_doc_corrupt(rr);
@@ -309,7 +311,7 @@ range_begin(void *arg, uint32 r)
 	rr->len = end - off;
 	rr->pos = 0;
 	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, off, rr->len,
-				  rr->buf, &rr->pin);
+				  rr->buf, &rr->fwdpin);
 }
 
 /* the next document: its elements inside the range, ascending, in dims */
@@ -319,7 +321,6 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 	RangeReader *rr = arg;
 	uint32		nnz;
 	const SpmFwdElem *e;
-	uint32		dims = (uint32) rr->r.seg->hdr.dims;
 
 	if (rr->len - rr->pos < sizeof(uint32))
 		range_doc_corrupt(rr);
@@ -328,11 +329,9 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 	if (nnz > (rr->len - rr->pos) / sizeof(SpmFwdElem))
 		range_doc_corrupt(rr);
 	e = (const SpmFwdElem *) (rr->buf + rr->pos);
-	for (uint32 i = 0; i < nnz; i++)
-	{
-		if ((i > 0 && e[i].term <= e[i - 1].term) || e[i].term >= dims)
-			range_doc_corrupt(rr);
-	}
+	/* the kernel checks that the terms ascend; the last is inside dims */
+	if (nnz > 0 && e[nnz - 1].term >= (uint32) rr->r.seg->hdr.dims)
+		range_doc_corrupt(rr);
 	rr->pos += (Size) nnz * sizeof(SpmFwdElem);
 	doc->nnz = (int32) nnz;
 	doc->elems = e;
@@ -405,7 +404,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	rr.r.bitpin.buf = InvalidBuffer;
 	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 	rr.desc = desc;
-	rr.pin.buf = InvalidBuffer;
+	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
 	rr.chunk = palloc(SPM_PAGE_CONTENT);
 	rr.cap = 16384;
 	rr.buf = palloc(rr.cap);
@@ -427,7 +426,9 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.counters = &so->counters;
 	spm_range_topk(&s);
 
-	SpmUnpin(&rr.pin);
+	SpmUnpin(&rr.maxpin);
+	SpmUnpin(&rr.idxpin);
+	SpmUnpin(&rr.fwdpin);
 	SpmUnpin(&rr.r.bitpin);
 	return true;
 }

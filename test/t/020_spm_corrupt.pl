@@ -33,7 +33,8 @@ use SpmwTest;
 my $BLCKSZ = 8192;
 my $HDR = 24;    # MAXALIGN(SizeOfPageHeaderData): first content byte
 my %TYPE = (meta => 1, pending => 2, seghdr => 3, segdir => 4, dict => 5,
-	skip => 6, posting => 7, docmap => 8, alive => 9, nullmap => 10);
+	skip => 6, posting => 7, docmap => 8, alive => 9, nullmap => 10,
+	forward => 12, rangeidx => 13, rangemax => 14);
 
 my $node = spmw_node('spm_corrupt');
 is($node->safe_psql('postgres', 'SHOW data_checksums'), 'off',
@@ -231,6 +232,38 @@ my @cases = (
 		qr/unexpected page/ ],
 	[ 'null bitset: a NULL row is lost', sub { return ((pages_of($_[0], 'nullmap'))[0], $HDR + 2, "\0") },
 		qr/NULL counts disagree|NULL-row bitset/ ],
+	# range data (format 3, src/README "Ranges"): this index has negative
+	# weights, so its scans do not use the range maxima and the forward
+	# copy, and may pass; verify checks both against the posting lists
+	[ 'segment header: range count', sub { my $b = (pages_of($_[0], 'seghdr'))[0];
+			return ($b, $HDR + 80, pack('V', u32(read_page($_[0], $b), $HDR + 80) + 1)) },
+		qr/inconsistent range data in the header/ ],
+	[ 'range maxima: a level changed',
+		sub {
+			my $b = (pages_of($_[0], 'rangemax'))[0];
+			my $byte = unpack('C', substr(read_page($_[0], $b), $HDR, 1));
+			return ($b, $HDR, pack('C', $byte ^ 1));
+		},
+		qr/range 0: (level|range maxima entry)/, 'scan may pass' ],
+	[ 'range index: a range offset', sub { return ((pages_of($_[0], 'rangeidx'))[0], $HDR + 8, pack('Q<', 6)) },
+		qr/invalid range offset|range 1 does not start/, 'scan may pass' ],
+	[ 'range index: a term descriptor',
+		sub {
+			# 400 documents: 13 ranges, 14 offsets, descriptors from byte 112
+			my $b = (pages_of($_[0], 'rangeidx'))[0];
+			die 'unexpected range index' unless unpack('Q<', substr(read_page($_[0], $b), $HDR + 104, 8)) > 0;
+			return ($b, $HDR + 112 + 8, pack('V', 0));
+		},
+		qr/invalid range descriptor/ ],
+	[ 'forward copy: elements out of order',
+		sub {
+			my $b = (pages_of($_[0], 'forward'))[0];
+			die 'the first document has fewer than 2 elements' unless u32(read_page($_[0], $b), $HDR) >= 2;
+			return ($b, $HDR + 4, pack('V', 39));
+		},
+		qr/forward copy is not canonical/, 'scan may pass' ],
+	[ 'forward copy: a weight changed', sub { return ((pages_of($_[0], 'forward'))[0], $HDR + 8, pack('f<', 1234.5)) },
+		qr/does not hold the same postings/, 'scan may pass' ],
 	[ 'pending tuple: docid', sub { return ((pages_of($_[0], 'pending'))[0], $HDR, pack('Q<', 12345678)) },
 		qr/corrupted pending-list page/ ],
 	[ 'pending tuple: element count', sub { return ((pages_of($_[0], 'pending'))[0], $HDR + 24, pack('l<', 100000)) },
@@ -353,11 +386,11 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 
 # ---- the format version (metapage offset 28) ----
 # Version 1 (varbyte blocks only) is still read; a writer that adds a
-# segment raises it to 2, the version of packed blocks.  A later version
+# segment raises it to 3, the version of range data (2: packed blocks).  A later version
 # than the library's is refused with a hint to REINDEX, and REINDEX works.
 {
 	my $file = fresh_index();
-	is(u32(read_page($file, 0), 28), 2, 'a new index has format version 2');
+	is(u32(read_page($file, 0), 28), 3, 'a new index has format version 3');
 
 	$node->stop;
 	write_bytes($file, 0, 28, pack('V', 1));
@@ -368,19 +401,76 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 	is($code, 'ok', 'verify accepts a version-1 metapage') or diag($msg);
 	$node->safe_psql('postgres', q{INSERT INTO t SELECT 1000 + i, '{1:1,2:2}/40' FROM generate_series(1, 300) i;
 		SELECT sparse_maxscore_flush('t_idx'); CHECKPOINT});
-	is(u32(read_page($file, 0), 28), 2, 'a flush that writes a segment raises the version to 2');
+	is(u32(read_page($file, 0), 28), 3, 'a flush that writes a segment raises the version to 3');
 	spmw_exact_ok($node, 't', 40, 'after the flush into a version-1 index');
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000');
 
 	$node->stop;
-	write_bytes($file, 0, 28, pack('V', 3));
+	write_bytes($file, 0, 28, pack('V', 4));
 	$node->start;
 	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
 	is($code, '55000', 'a later format version is refused');
-	like($msg, qr/has format version 3, this library reads versions 1 to 2/, 'the message gives both versions');
+	like($msg, qr/has format version 4, this library reads versions 1 to 3/, 'the message gives both versions');
 	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
 	($code, $msg) = run_sql("SELECT sparse_maxscore_verify('t_idx')");
 	is($code, 'ok', 'REINDEX replaces a later format version') or diag($msg);
+}
+
+# ---- range pruning reads damaged range data ----
+# An index of positive weights, queried with positive weights, is scanned
+# by range pruning (sparse_maxscore.algorithm = auto): damage to the
+# forward copy or the range offsets is reported by the scan itself.
+{
+	my $q = "SET enable_seqscan = off; SELECT id FROM p ORDER BY v <#> '{1:1,2:0.5,3:2}/40' LIMIT 5";
+	my $pfile = sub {
+		$node->safe_psql('postgres', q{
+DROP TABLE IF EXISTS p;
+CREATE TABLE p (id int, v sparsevec(40));
+INSERT INTO p SELECT i, ('{' || (1 + i % 3) || ':' || (1 + i % 5) || ',' || (4 + i % 30) || ':0.5}/40')::sparsevec
+	FROM generate_series(1, 300) i;
+CREATE INDEX p_idx ON p USING sparse_maxscore (v);
+CHECKPOINT;
+});
+		return $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('p_idx')");
+	};
+	my @pcases = (
+		[ 'forward copy: elements out of order (range pruning)',
+			sub {
+				my $b = (pages_of($_[0], 'forward'))[0];
+				die 'unexpected first document' unless u32(read_page($_[0], $b), $HDR) == 2;
+				return ($b, $HDR + 4, pack('V', 39));
+			},
+			qr/invalid document in the forward copy/ ],
+		[ 'forward copy: an element count (range pruning)',
+			sub { return ((pages_of($_[0], 'forward'))[0], $HDR, pack('V', 1000)) },
+			qr/invalid document in the forward copy/ ],
+		[ 'range index: a range offset (range pruning)',
+			sub { return ((pages_of($_[0], 'rangeidx'))[0], $HDR + 8, pack('Q<', 0x7FFFFFF0)) },
+			qr/invalid range offset/ ],
+	);
+	my $file = $pfile->();
+	my $plan = $node->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) " . ($q =~ s/^SET enable_seqscan = off; //r));
+	like($plan, qr/Index Scan using p_idx/, 'the positive query scans the index');
+	$node->safe_psql('postgres', "SET enable_seqscan = off; SELECT id FROM p ORDER BY v <#> '{1:1,2:0.5,3:2}/40' LIMIT 5");
+	my $counters = $node->safe_psql('postgres', "SET enable_seqscan = off; SELECT id FROM p ORDER BY v <#> '{1:1,2:0.5,3:2}/40' LIMIT 5; SELECT windows > 0 AND blocks_decoded = 0 FROM sparse_maxscore_last_scan()");
+	like($counters, qr/t$/, 'the positive query is answered by range pruning');
+	for my $case (@pcases)
+	{
+		my ($name, $find, $pattern) = @$case;
+		$file = $pfile->();
+		my ($blk, $off, $bytes) = $find->($file);
+		$node->stop;
+		write_bytes($file, $blk, $off, $bytes);
+		my $logpos = -s $node->logfile;
+		$node->start;
+		my ($code, $msg) = run_sql($q);
+		is($code, 'XX002', "$name: the scan reports corruption") or diag("$code: $msg");
+		like($msg, $pattern, "$name: the message says what is wrong") if $code eq 'XX002';
+		($code, $msg) = run_sql("SELECT sparse_maxscore_verify('p_idx')");
+		is($code, 'XX002', "$name: verify reports corruption") or diag($msg);
+		is(crashed_since($logpos), '', "$name: no crash in the log");
+	}
+	$node->safe_psql('postgres', 'DROP TABLE p');
 }
 
 $node->stop;

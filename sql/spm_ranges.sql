@@ -1,0 +1,136 @@
+--
+-- sparse_maxscore: range pruning (src/README "Ranges") against the seq
+-- scan.  A corpus of positive weights whose documents come in topical
+-- runs of docids (so range bounds prune), with tied weights, NULL rows and
+-- empty vectors; queries with positive weights (range pruning) and some
+-- with a negative one (MaxScore).  Every query runs under each algorithm,
+-- with LIMITs 1, 10 and 100 and without, before and after pending rows,
+-- deletions, a flush and a merge.  Uses spm_setup's helpers.
+--
+SET enable_seqscan = off;
+
+-- document i: 8 terms of its run's topic (runs of 64 docids, 12 topics of
+-- 20 terms), 3 common terms; weights tied (0.5 .. 2 in steps of 0.5) in
+-- every third document
+CREATE FUNCTION spm_topic_sv(i int) RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
+	SELECT to_sparsevec(array_agg(t ORDER BY t), array_agg(w ORDER BY t), 300)
+	FROM (
+		SELECT DISTINCT ON (t) t, w
+		FROM (
+			SELECT CASE WHEN k <= 8 THEN ((i / 64) % 12) * 20 + 1 + floor(20 * random())::int
+					ELSE 241 + floor(59 * random() ^ 2)::int END AS t,
+				(CASE WHEN i % 3 = 0 THEN (1 + floor(random() * 4)) / 2
+					ELSE 0.01 + 2 * random() END)::real AS w
+			FROM generate_series(1, 11) k
+		) e
+		ORDER BY t, w
+	) e2
+$$;
+
+SELECT setseed(0.25);
+CREATE TABLE spm_r (id int NOT NULL, v sparsevec(300), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_r SELECT i,
+	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300' ELSE spm_topic_sv(i) END,
+	i % 5
+FROM generate_series(1, 4000) i;
+CREATE INDEX spm_r_idx ON spm_r USING sparse_maxscore (v) WITH (pending_list_limit = 4096);
+
+-- 24 queries: a topic's terms (positive, tied in every other query), and
+-- every sixth with one negative weight
+CREATE TABLE spm_rq (qid int, q sparsevec);
+INSERT INTO spm_rq SELECT n, (
+	SELECT to_sparsevec(array_agg(t ORDER BY t), array_agg(w ORDER BY t), 300)
+	FROM (
+		SELECT DISTINCT ON (t) t,
+			(CASE WHEN n % 6 = 0 AND k = 1 THEN -1 ELSE 1 END *
+			 CASE WHEN n % 2 = 0 THEN (1 + floor(random() * 2)) / 2 ELSE 0.1 + random() END)::real AS w
+		FROM (
+			SELECT k, CASE WHEN k <= 4 THEN (n % 12) * 20 + 1 + floor(20 * random())::int
+					ELSE 241 + floor(59 * random())::int END AS t
+			FROM generate_series(1, 6) k
+		) e
+		ORDER BY t
+	) e2)
+FROM generate_series(1, 24) n;
+
+-- every query, every LIMIT, under the current algorithm: the number of
+-- comparisons and the first difference, if any
+CREATE FUNCTION spm_ranges_check(filter text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	lim bigint;
+	res text;
+	n int := 0;
+BEGIN
+	FOR r IN SELECT qid, q FROM spm_rq ORDER BY qid LOOP
+		FOREACH lim IN ARRAY ARRAY[1, 10, 100, NULL]::bigint[] LOOP
+			res := spm_check(format('SELECT id, v <#> %L::sparsevec AS d FROM spm_r %s ORDER BY v <#> %L::sparsevec',
+				r.q, filter, r.q), lim);
+			IF res NOT LIKE 'ok:%' THEN
+				RETURN format('query %s limit %s: %s', r.qid, coalesce(lim::text, 'none'), res);
+			END IF;
+			n := n + 1;
+		END LOOP;
+	END LOOP;
+	RETURN format('ok: %s comparisons', n);
+END $$;
+
+-- a positive query is answered by range pruning: ranges bounded, no
+-- posting block decoded, some ranges never scored
+SELECT q AS q1 FROM spm_rq WHERE qid = 1 \gset
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT windows > 0 AS ranges_bounded, windows_skipped > 0 AS ranges_pruned,
+	blocks_decoded = 0 AS no_block_decoded, candidates_scored < 4000 AS not_every_document
+FROM sparse_maxscore_last_scan();
+-- under maxscore, the same query decodes posting blocks
+SET sparse_maxscore.algorithm = maxscore;
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT blocks_decoded > 0 AS blocks_decoded FROM sparse_maxscore_last_scan();
+RESET sparse_maxscore.algorithm;
+-- a query with a negative weight is answered by MaxScore
+SELECT q AS q6 FROM spm_rq WHERE qid = 6 \gset
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q6' LIMIT 10) s;
+SELECT blocks_decoded > 0 AS blocks_decoded FROM sparse_maxscore_last_scan();
+
+-- the built index
+SHOW sparse_maxscore.algorithm;
+SELECT spm_ranges_check() AS auto;
+SET sparse_maxscore.algorithm = maxscore;
+SELECT spm_ranges_check() AS maxscore;
+SET sparse_maxscore.algorithm = exhaustive;
+SELECT spm_ranges_check() AS exhaustive;
+RESET sparse_maxscore.algorithm;
+
+-- rounds past the first: initial_k 1 and a filter that keeps one row in five
+SET sparse_maxscore.initial_k = 1;
+SELECT spm_ranges_check('WHERE grp = 3') AS filtered_rounds;
+RESET sparse_maxscore.initial_k;
+
+-- pending rows next to the segment, then deleted rows
+INSERT INTO spm_r SELECT i, spm_topic_sv(i), i % 5 FROM generate_series(4001, 4400) i;
+SELECT pending_documents > 0 AS pending FROM sparse_maxscore_info('spm_r_idx');
+SELECT spm_ranges_check() AS with_pending;
+DELETE FROM spm_r WHERE id % 7 = 0 OR id BETWEEN 1000 AND 1100;
+VACUUM spm_r;
+SELECT dead_documents > 0 AS dead FROM sparse_maxscore_info('spm_r_idx');
+SELECT spm_ranges_check() AS with_deletions;
+SET sparse_maxscore.initial_k = 1;
+SELECT spm_ranges_check('WHERE grp <> 2') AS with_deletions_filtered;
+RESET sparse_maxscore.initial_k;
+
+-- VACUUM flushed the pending rows (deleted ones included) into a second
+-- segment with its own ranges; then a merge into one
+SELECT segments, pending_documents FROM sparse_maxscore_info('spm_r_idx');
+SELECT spm_ranges_check() AS two_segments;
+SELECT sparse_maxscore_compact('spm_r_idx') >= 0 AS compacted;
+SELECT segments, pending_documents FROM sparse_maxscore_info('spm_r_idx');
+SELECT spm_ranges_check() AS merged;
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT windows > 0 AND blocks_decoded = 0 AS merged_by_ranges FROM sparse_maxscore_last_scan();
+SELECT sparse_maxscore_verify('spm_r_idx') LIKE 'segments=1 %' AS verified;
+
+DROP FUNCTION spm_ranges_check(text);
+DROP TABLE spm_rq;
+DROP TABLE spm_r;
+DROP FUNCTION spm_topic_sv(int);
+RESET enable_seqscan;

@@ -349,8 +349,9 @@ typedef struct SpmOptions
 
 typedef enum SpmAlgorithm
 {
-	SPM_ALG_AUTO,				/* range pruning where it applies, else
-								 * MaxScore */
+	SPM_ALG_AUTO,				/* range pruning where it applies and pays,
+								 * else MaxScore */
+	SPM_ALG_RANGES,				/* range pruning wherever it applies */
 	SPM_ALG_MAXSCORE,
 	SPM_ALG_EXHAUSTIVE
 } SpmAlgorithm;

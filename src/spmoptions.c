@@ -23,6 +23,7 @@ static bool spm_initialized = false;
 
 static const struct config_enum_entry algorithm_options[] = {
 	{"auto", SPM_ALG_AUTO, false},
+	{"ranges", SPM_ALG_RANGES, false},
 	{"maxscore", SPM_ALG_MAXSCORE, false},
 	{"exhaustive", SPM_ALG_EXHAUSTIVE, false},
 	{NULL, 0, false}
@@ -63,7 +64,7 @@ spm_init(void)
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("sparse_maxscore.algorithm",
 							 "Traversal used by sparse_maxscore index scans.",
-							 "auto prunes docid ranges by their bounds where the segment and query allow it, else like maxscore; maxscore prunes with block-max bounds; exhaustive scores every posting of the query terms. All are exact.",
+							 "auto prunes docid ranges by their bounds where the segment and query allow it and it pays, else like maxscore; ranges does so wherever allowed; maxscore prunes with block-max bounds; exhaustive scores every posting of the query terms. All are exact.",
 							 &spm_algorithm, SPM_ALG_AUTO, algorithm_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("sparse_maxscore.pending_list_limit",

@@ -31,6 +31,14 @@
 #define NBUCKETS	1024
 
 /*
+ * The cost of the ranges left is estimated every SPM_RANGE_CHECK_EVERY
+ * ranges scored, once the elements read reach SPM_RANGE_PROBE of the
+ * caller's fallback cost (before, the k-th score is too low to say).
+ */
+#define SPM_RANGE_CHECK_EVERY	8
+#define SPM_RANGE_PROBE			0.05
+
+/*
  * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,
  * or 0 if m is not positive.  Computed in double; the last check is in
  * double too, so the bound may fall short of m by a few units in the
@@ -112,15 +120,15 @@ add_dense(float *restrict ub, const uint8 *restrict d, float scale, uint32 n)
 		ub[r] += scale * d[r];
 }
 
-static void range_corrupt(const SpmRangeTerm *t) pg_attribute_noreturn();
+static void range_corrupt(const SpmRangeScan *s, const char *what) pg_attribute_noreturn();
 
 static void
-range_corrupt(const SpmRangeTerm *t)
+range_corrupt(const SpmRangeScan *s, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("sparse_maxscore index is corrupted: range maxima of term %u name a range beyond the segment",
-					t->term),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: %s",
+					s->relname ? s->relname : "?", what),
 			 errhint("REINDEX the index.")));
 }
 
@@ -155,12 +163,12 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 				memcpy(&e, data + i, sizeof(uint32));
 				r = e >> 8;
 				if (r >= s->nranges)
-					range_corrupt(t);
+					range_corrupt(s, "range maxima name a range beyond the segment");
 				ub[r] += scale * (float) (e & 255);
 			}
 			n &= ~3;
 			if (n == 0)
-				range_corrupt(t);
+				range_corrupt(s, "range maxima entry split across pages");
 		}
 		pos += n;
 	}
@@ -202,17 +210,6 @@ find_term(const SpmRangeTerm *qt, int nq, uint32 t)
 	return -1;
 }
 
-static void doc_corrupt(void) pg_attribute_noreturn();
-
-static void
-doc_corrupt(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("sparse_maxscore index is corrupted: a document of the forward copy is not in ascending term order"),
-			 errhint("REINDEX the index.")));
-}
-
 /*
  * Score range r: every live document of it with a positive score after
  * the cursor is offered to the heap.  The document's elements are taken
@@ -243,7 +240,7 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 			uint32		t = doc.elems[i].term;
 
 			if ((int64) t <= prev)
-				doc_corrupt();
+				range_corrupt(s, "a document of the forward copy is not in ascending term order");
 			prev = t;
 			if (filter_has(filter, t))
 			{
@@ -263,7 +260,32 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 	s->range_end(s->arg, r);
 }
 
-void
+/*
+ * Would scoring the ranges from order[pos] on, those whose bound reaches
+ * the k-th score, cost more than the caller's other way, given the
+ * elements already read?
+ */
+static bool
+too_costly(const SpmRangeScan *s, const SpmTopK *topk, const float *ub,
+		   const uint32 *order, uint32 pos, uint32 nlive, double margin,
+		   double read)
+{
+	double		left = 0;
+
+	if (spm_topk_full(topk))
+	{
+		for (uint32 i = pos; i < nlive; i++)
+		{
+			if ((double) ub[order[i]] * margin >= topk->heap[0].score)
+				left += 1;
+		}
+	}
+	else
+		left = nlive - pos;
+	return read + left * SPM_RANGE_DOCS * s->elems_per_doc > s->fallback_cost;
+}
+
+bool
 spm_range_topk(SpmRangeScan *s)
 {
 	uint32		nr = (uint32) (((uint64) s->ndocs + SPM_RANGE_DOCS - 1) >> SPM_RANGE_SHIFT);
@@ -276,10 +298,12 @@ spm_range_topk(SpmRangeScan *s)
 	uint32		nlive = 0;
 	uint32		i;
 	uint64	   *filter;
+	SpmTopK		topk;
+	bool		gave_up = false;
 
 	Assert(nr <= s->nranges);
 	if (s->nterms == 0 || nr == 0)
-		return;
+		return true;
 
 	ub = palloc0((Size) s->nranges * sizeof(float));
 	for (int t = 0; t < s->nterms; t++)
@@ -301,7 +325,7 @@ spm_range_topk(SpmRangeScan *s)
 	if (!(maxub > 0.0f))
 	{
 		pfree(ub);
-		return;
+		return true;
 	}
 
 	filter = palloc0(SPM_FILTER_BITS / 8);
@@ -345,10 +369,23 @@ spm_range_topk(SpmRangeScan *s)
 	 * earlier one; the stop test uses the largest bound of the bucket
 	 * reached, which bounds all the ranges after it.
 	 */
-	s->counters->windows += nlive;
+	/*
+	 * The ranges are scored into a copy of the heap, so that giving up
+	 * leaves the caller's heap as it was.  Whether to give up is decided
+	 * once, when the copy is first full (its k-th score then says which
+	 * ranges remain to be scored), or whenever the documents read so far
+	 * cost more than the other way would.
+	 */
+	topk = *s->topk;
+	topk.heap = palloc(Max(topk.k, 1) * sizeof(SpmHit));
+	memcpy(topk.heap, s->topk->heap, topk.n * sizeof(SpmHit));
 	{
+		SpmTopK    *caller = s->topk;
 		uint32		scored = 0;
 		uint32		pos = 0;
+		int64		read0 = s->counters->postings_decoded;
+
+		s->topk = &topk;
 
 		while (pos < nlive)
 		{
@@ -375,12 +412,32 @@ spm_range_topk(SpmRangeScan *s)
 				scored++;
 				if ((scored & 63) == 0)
 					CHECK_FOR_INTERRUPTS();
+				if (s->fallback_cost > 0 && scored % SPM_RANGE_CHECK_EVERY == 0 &&
+					(double) (s->counters->postings_decoded - read0) >=
+					s->fallback_cost * SPM_RANGE_PROBE &&
+					too_costly(s, &topk, ub, order, pos + 1, nlive, margin,
+							   (double) (s->counters->postings_decoded - read0)))
+				{
+					gave_up = true;
+					break;
+				}
 			}
+			if (gave_up)
+				break;
 		}
-		s->counters->windows_skipped += nlive - scored;
+		s->topk = caller;
+		if (!gave_up)
+		{
+			s->counters->windows += nlive;
+			s->counters->windows_skipped += nlive - scored;
+			memcpy(caller->heap, topk.heap, topk.n * sizeof(SpmHit));
+			caller->n = topk.n;
+		}
 	}
+	pfree(topk.heap);
 	pfree(filter);
 	pfree(order);
 	pfree(bucket);
 	pfree(ub);
+	return !gave_up;
 }

@@ -92,6 +92,16 @@ typedef struct SpmRangeScan
 	SpmIsAlive	is_alive;		/* NULL when every docid is alive */
 	void	   *arg;
 
+	/*
+	 * Give up (return false, the heap untouched) when the documents still
+	 * to score would cost more than this many forward-copy elements, the
+	 * caller's price of its other way; 0 = never.  elems_per_doc is the
+	 * segment's mean document length.
+	 */
+	double		fallback_cost;
+	double		elems_per_doc;
+
+	const char *relname;		/* the index, for error messages */
 	SpmCounters *counters;		/* windows = ranges with a bound,
 								 * windows_skipped = of those, not scored,
 								 * candidates = documents scored */
@@ -107,6 +117,6 @@ extern bool spm_range_usable(const SpmRangeTerm *terms, int nterms);
 /* the level of weight m in a term whose largest weight is max_w */
 extern uint8 spm_range_level(float m, float max_w);
 
-extern void spm_range_topk(SpmRangeScan *s);
+extern bool spm_range_topk(SpmRangeScan *s);
 
 #endif							/* SPMRANGE_H */

@@ -71,7 +71,8 @@ typedef struct SpmScanOpaqueData
 	SparseVector *query;		/* detoasted copy, NULL for a NULL query */
 	bool		querynegative;	/* some query weight is below zero */
 	bool		exhaustive;		/* sparse_maxscore.algorithm */
-	bool		ranges;			/* range pruning allowed (algorithm auto) */
+	bool		ranges;			/* range pruning allowed (auto, ranges) */
+	bool		range_fallback; /* and may give up for MaxScore (auto) */
 	int			k;				/* size of the next round */
 	int			kmax;			/* largest round that fits work_mem */
 	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
@@ -355,6 +356,14 @@ range_is_alive(void *arg, uint32 local)
 }
 
 /*
+ * Range pruning gives up on a segment (and MaxScore takes it) when the
+ * documents it would still score hold more forward-copy elements than
+ * this many times the postings of the query terms (see "Range pruning in
+ * the index" in doc/decisions.md for the measurements behind it).
+ */
+#define SPM_RANGE_FALLBACK	1.0
+
+/*
  * The positive round's top-k of a segment by range pruning, if the
  * segment and the query allow it (see spmrange.h); returns false, having
  * done nothing, if not.
@@ -371,6 +380,8 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	int			n = 0;
 	RangeReader rr;
 	SpmRangeScan s;
+	double		postings = 0;
+	bool		done;
 
 	if (!so->ranges || so->querynegative ||
 		!(seg->hdr.flags & SPM_SEG_RANGES) ||
@@ -393,6 +404,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 		terms[n].nr = d->range.nr;
 		terms[n].id = n;
 		desc[n] = &d->range;
+		postings += d->entry.df;
 		n++;
 	}
 	if (!spm_range_usable(terms, n))
@@ -423,14 +435,17 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.range_end = range_end;
 	s.is_alive = ref->ndead > 0 ? range_is_alive : NULL;
 	s.arg = &rr;
+	s.fallback_cost = so->range_fallback ? postings * SPM_RANGE_FALLBACK : 0;
+	s.elems_per_doc = (double) seg->hdr.npostings / Max(seg->hdr.ndocs, 1);
+	s.relname = RelationGetRelationName(scan->indexRelation);
 	s.counters = &so->counters;
-	spm_range_topk(&s);
+	done = spm_range_topk(&s);
 
 	SpmUnpin(&rr.maxpin);
 	SpmUnpin(&rr.idxpin);
 	SpmUnpin(&rr.fwdpin);
 	SpmUnpin(&rr.r.bitpin);
-	return true;
+	return done;
 }
 
 /* ----------------------------------------------------------------
@@ -1002,7 +1017,8 @@ start_scan(IndexScanDesc scan)
 		so->state = SPM_SCAN_ROUNDS;
 	}
 	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
-	so->ranges = spm_algorithm == SPM_ALG_AUTO;
+	so->ranges = spm_algorithm == SPM_ALG_AUTO || spm_algorithm == SPM_ALG_RANGES;
+	so->range_fallback = spm_algorithm == SPM_ALG_AUTO;
 	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
 	if (!so->hint_taken)
 	{

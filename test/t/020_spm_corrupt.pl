@@ -440,7 +440,7 @@ CHECKPOINT;
 				die 'unexpected first document' unless u32(read_page($_[0], $b), $HDR) == 2;
 				return ($b, $HDR + 4, pack('V', 39));
 			},
-			qr/invalid document in the forward copy/ ],
+			qr/forward copy is not in ascending term order/ ],
 		[ 'forward copy: an element count (range pruning)',
 			sub { return ((pages_of($_[0], 'forward'))[0], $HDR, pack('V', 1000)) },
 			qr/invalid document in the forward copy/ ],
@@ -466,6 +466,7 @@ CHECKPOINT;
 		my ($code, $msg) = run_sql($q);
 		is($code, 'XX002', "$name: the scan reports corruption") or diag("$code: $msg");
 		like($msg, $pattern, "$name: the message says what is wrong") if $code eq 'XX002';
+		like($msg, qr/"p_idx"/, "$name: the message names the index") if $code eq 'XX002';
 		($code, $msg) = run_sql("SELECT sparse_maxscore_verify('p_idx')");
 		is($code, 'XX002', "$name: verify reports corruption") or diag($msg);
 		is(crashed_since($logpos), '', "$name: no crash in the log");

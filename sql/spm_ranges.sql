@@ -55,7 +55,8 @@ FROM generate_series(1, 24) n;
 
 -- every query, every LIMIT, under the current algorithm: the number of
 -- comparisons and the first difference, if any
-CREATE FUNCTION spm_ranges_check(filter text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION spm_ranges_check(filter text DEFAULT '', tab text DEFAULT 'spm_r')
+RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
 	lim bigint;
@@ -64,8 +65,8 @@ DECLARE
 BEGIN
 	FOR r IN SELECT qid, q FROM spm_rq ORDER BY qid LOOP
 		FOREACH lim IN ARRAY ARRAY[1, 10, 100, NULL]::bigint[] LOOP
-			res := spm_check(format('SELECT id, v <#> %L::sparsevec AS d FROM spm_r %s ORDER BY v <#> %L::sparsevec',
-				r.q, filter, r.q), lim);
+			res := spm_check(format('SELECT id, v <#> %L::sparsevec AS d FROM %I %s ORDER BY v <#> %L::sparsevec',
+				r.q, tab, filter, r.q), lim);
 			IF res NOT LIKE 'ok:%' THEN
 				RETURN format('query %s limit %s: %s', r.qid, coalesce(lim::text, 'none'), res);
 			END IF;
@@ -139,7 +140,35 @@ SELECT windows > 0 AND blocks_decoded = 0 AS merged_by_ranges FROM sparse_maxsco
 SELECT sparse_maxscore_verify('spm_r_idx') LIKE 'segments=1 %' AS verified;
 RESET sparse_maxscore.algorithm;
 
-DROP FUNCTION spm_ranges_check(text);
+-- ranges = off: new segments get no range data, and scans use MaxScore;
+-- turned on, later segments get it; a merge with a segment without range
+-- data has none
+CREATE TABLE spm_r3 (id int NOT NULL, v sparsevec(300), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_r3 SELECT i, spm_topic_sv(i), i % 5 FROM generate_series(1, 1500) i;
+CREATE INDEX spm_r3_idx ON spm_r3 USING sparse_maxscore (v) WITH (ranges = off);
+SELECT pg_relation_size('spm_r3_idx') AS size_off \gset
+SET sparse_maxscore.algorithm = ranges;
+SELECT count(*) FROM (SELECT id FROM spm_r3 ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT blocks_decoded > 0 AS maxscore_without_ranges FROM sparse_maxscore_last_scan();
+SELECT spm_ranges_check('', 'spm_r3') AS ranges_off;
+ALTER INDEX spm_r3_idx SET (ranges = on);
+INSERT INTO spm_r3 SELECT i, spm_topic_sv(i), i % 5 FROM generate_series(1501, 2000) i;
+SELECT sparse_maxscore_flush('spm_r3_idx');
+SELECT spm_ranges_check('', 'spm_r3') AS one_segment_each;
+SELECT sparse_maxscore_verify('spm_r3_idx') LIKE 'segments=2 %' AS verified;
+SELECT sparse_maxscore_compact('spm_r3_idx');
+SELECT spm_ranges_check('', 'spm_r3') AS merged_without_ranges;
+SELECT count(*) FROM (SELECT id FROM spm_r3 ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT blocks_decoded > 0 AS maxscore_after_merge FROM sparse_maxscore_last_scan();
+REINDEX INDEX spm_r3_idx;
+SELECT count(*) FROM (SELECT id FROM spm_r3 ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT blocks_decoded = 0 AS ranges_after_reindex FROM sparse_maxscore_last_scan();
+SELECT pg_relation_size('spm_r3_idx') > :size_off AS range_data_takes_space;
+SELECT sparse_maxscore_verify('spm_r3_idx') LIKE 'segments=1 %' AS verified;
+RESET sparse_maxscore.algorithm;
+DROP TABLE spm_r3;
+
+DROP FUNCTION spm_ranges_check(text, text);
 DROP TABLE spm_rq;
 DROP TABLE spm_r;
 DROP FUNCTION spm_topic_sv(int);

@@ -345,6 +345,8 @@ typedef struct SpmOptions
 	bool		fastupdate;		/* use the pending list */
 	int			pendingListLimit;	/* kB, -1 = use the GUC */
 	int			compactSegments;	/* compact when more segments than this */
+	bool		ranges;			/* new segments get range data (README
+								 * "Ranges") */
 } SpmOptions;
 
 typedef enum SpmAlgorithm

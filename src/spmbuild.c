@@ -165,6 +165,8 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 									  ALLOCSET_DEFAULT_SIZES);
 	st.sorter = spm_sorter_begin((Size) maintenance_work_mem * 1024, true);
 	st.writer = spm_writer_begin(index, fork, false, 1, 0);
+	if (!spm_get_options(index)->ranges)
+		spm_writer_no_ranges(st.writer);
 
 	if (heap != NULL)
 	{

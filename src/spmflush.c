@@ -142,6 +142,8 @@ spm_flush_locked(Relation index, Size mem)
 	fs.docid_lo = copy.pending_docid_lo;
 	fs.writer = spm_writer_begin(index, MAIN_FORKNUM, true,
 								 copy.next_segment_id, copy.pending_docid_lo);
+	if (!spm_get_options(index)->ranges)
+		spm_writer_no_ranges(fs.writer);
 	fs.sorter = spm_sorter_begin(mem, false);
 	spm_pending_visit(index, copy.pending_head, copy.pending_docid_lo,
 					  copy.pending_docid_lo + copy.pending_ndocs, sealed,

@@ -242,6 +242,8 @@ spm_merge_segments(Relation index, int first, int last,
 			spm_writer_extend_only(w);
 		spm_writer_set_dims(w, meta.dims);
 		/* the merged segment has range data if every input has */
+		if (!spm_get_options(index)->ranges)
+			ranges = false;
 		for (int j = 0; j < nin; j++)
 		{
 			if (!(in[j].seg->hdr.flags & SPM_SEG_RANGES))

@@ -53,6 +53,9 @@ spm_init(void)
 	add_int_reloption(spm_relopt_kind, "pending_list_limit",
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+	add_bool_reloption(spm_relopt_kind, "ranges",
+					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
+					   true, ShareUpdateExclusiveLock);
 	add_int_reloption(spm_relopt_kind, "compact_segments",
 					  "Compact at VACUUM when the index has more segments than this",
 					  8, 1, SPM_MAX_SEGMENTS - 2, ShareUpdateExclusiveLock);
@@ -90,6 +93,7 @@ spmoptions(Datum reloptions, bool validate)
 		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(SpmOptions, fastupdate)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(SpmOptions, pendingListLimit)},
 		{"compact_segments", RELOPT_TYPE_INT, offsetof(SpmOptions, compactSegments)},
+		{"ranges", RELOPT_TYPE_BOOL, offsetof(SpmOptions, ranges)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, spm_relopt_kind,
@@ -100,7 +104,7 @@ spmoptions(Datum reloptions, bool validate)
 SpmOptions *
 spm_get_options(Relation index)
 {
-	static SpmOptions defaults = {0, true, -1, 8};
+	static SpmOptions defaults = {0, true, -1, 8, true};
 
 	if (index->rd_options)
 		return (SpmOptions *) index->rd_options;

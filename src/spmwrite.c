@@ -2,13 +2,16 @@
  *
  * spmwrite.c
  *	  Write one immutable segment: docmap, postings, skip entries,
- *	  dictionary, bitsets, directory and header.
+ *	  dictionary, bitsets, the forward copy and range maxima (README
+ *	  "Ranges"), directory and header.
  *
  * Used by the bulk build and by the pending-list flush and compaction.
  * The caller feeds the documents of the segment in docid order
- * (spm_writer_doc) and then the posting lists in ascending term order
- * (spm_writer_term_begin / spm_writer_postings / spm_writer_term_end);
- * the two may interleave.  Each kind of page fills up in a local page
+ * (spm_writer_doc, then its elements with spm_writer_doc_elems) and then
+ * the posting lists in ascending term order (spm_writer_term_begin /
+ * spm_writer_postings / spm_writer_term_end).  Every document comes
+ * before the first term: a term's range maxima need the number of
+ * ranges.  Each kind of page fills up in a local page
  * image; a block number is taken when an image is started (so that skip
  * entries can point at posting pages and chains can link forward) and the
  * image is written out when it is full.

@@ -521,6 +521,9 @@ extern BlockNumber *SpmSegmentPages(Relation index, SpmSegment *seg,
 									int *npages);
 extern void SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind,
 						  uint64 x, Size len, void *dst, SpmPin *pin);
+extern const char *SpmLockStream(Relation index, SpmSegment *seg,
+								 SpmStreamKind kind, uint64 x, uint32 *avail,
+								 SpmPin *pin);
 extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,
 							 SpmPin *pin);
 

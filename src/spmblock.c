@@ -198,8 +198,15 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 	int			width;
 
 	delta_sizes(docids, count, &vb, &packed, &width);
+
+	/*
+	 * Compared as the blocks' sizes, weights aligned: deltas one byte
+	 * longer may cost nothing, and packed blocks decode without branches.
+	 */
 	return encode_block(docids, weights, count,
-						packed <= vb ? SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
+						TYPEALIGN(4, sizeof(SpmBlockHeader) + packed) <=
+						TYPEALIGN(4, sizeof(SpmBlockHeader) + vb) ?
+						SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
 						width, out);
 }
 
@@ -385,19 +392,26 @@ spm_block_accumulate(const char *block, int avail, int count,
 	}
 	if (hdr.nbytes_ids == count - 1)
 	{
-		/* one byte per delta: the common case for dense terms */
+		/*
+		 * One byte per delta: the common case for dense terms.  The sum
+		 * is kept in 64 bits, as spm_block_decode checks it: one that
+		 * passes 2^32 must not end at last_docid by wrapping.
+		 */
 		unsigned char bad = 0;
+		uint64		d64 = d;
 
 		for (int i = 1; i < count; i++)
 		{
 			unsigned char delta = p[i - 1];
+			uint32		di;
 
 			bad |= (unsigned char) (delta - 1) | delta; /* 0 or >= 0x80 */
-			d += delta;
+			d64 += delta;
+			di = (uint32) d64;
 			memcpy(&w, wp + i * sizeof(float), sizeof(float));
-			acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
+			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, w);
 		}
-		return !(bad & 0x80) && d == last_docid;
+		return !(bad & 0x80) && d64 == last_docid;
 	}
 
 	for (int i = 1; i < count; i++)

@@ -261,27 +261,34 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 }
 
 /*
- * Would scoring the ranges from order[pos] on, those whose bound reaches
- * the k-th score, cost more than the caller's other way, given the
- * elements already read?
+ * Would scoring the ranges still to visit (from position pos of the visit
+ * order on) whose bound reaches the k-th score cost more elements than
+ * the caller's other way, given the elements already read?  Those ranges
+ * lie in the buckets up to the k-th score's own (bucket ends[], a prefix
+ * of the visit order), so counting them is O(1); the count includes the
+ * rest of that bucket, an overestimate of at most one bucket.
  */
 static bool
-too_costly(const SpmRangeScan *s, const SpmTopK *topk, const float *ub,
-		   const uint32 *order, uint32 pos, uint32 nlive, double margin,
+too_costly(const SpmRangeScan *s, const SpmTopK *topk, float maxub,
+		   const uint32 *ends, uint32 pos, uint32 nlive, double margin,
 		   double read)
 {
-	double		left = 0;
+	double		left = nlive - pos;
 
 	if (spm_topk_full(topk))
 	{
-		for (uint32 i = pos; i < nlive; i++)
+		double		t = topk->heap[0].score / margin;
+		int			b;
+
+		if (t > maxub)
+			left = 0;
+		else
 		{
-			if ((double) ub[order[i]] * margin >= topk->heap[0].score)
-				left += 1;
+			b = NBUCKETS - 1 - (int) ((float) t / maxub * (NBUCKETS - 1));
+			b = Max(0, Min(NBUCKETS - 1, b));
+			left = ends[b] > pos ? ends[b] - pos : 0;
 		}
 	}
-	else
-		left = nlive - pos;
 	return read + left * SPM_RANGE_DOCS * s->elems_per_doc > s->fallback_cost;
 }
 
@@ -368,13 +375,11 @@ spm_range_topk(SpmRangeScan *s)
 	 * a range in a later bucket has a smaller bound than every range of an
 	 * earlier one; the stop test uses the largest bound of the bucket
 	 * reached, which bounds all the ranges after it.
-	 */
-	/*
+	 *
 	 * The ranges are scored into a copy of the heap, so that giving up
-	 * leaves the caller's heap as it was.  Whether to give up is decided
-	 * once, when the copy is first full (its k-th score then says which
-	 * ranges remain to be scored), or whenever the documents read so far
-	 * cost more than the other way would.
+	 * leaves the caller's heap as it was.  Whether to give up is asked
+	 * every SPM_RANGE_CHECK_EVERY ranges scored once the elements read
+	 * reach SPM_RANGE_PROBE of the fallback cost (too_costly).
 	 */
 	topk = *s->topk;
 	topk.heap = palloc(Max(topk.k, 1) * sizeof(SpmHit));
@@ -415,7 +420,7 @@ spm_range_topk(SpmRangeScan *s)
 				if (s->fallback_cost > 0 && scored % SPM_RANGE_CHECK_EVERY == 0 &&
 					(double) (s->counters->postings_decoded - read0) >=
 					s->fallback_cost * SPM_RANGE_PROBE &&
-					too_costly(s, &topk, ub, order, pos + 1, nlive, margin,
+					too_costly(s, &topk, maxub, count, pos + 1, nlive, margin,
 							   (double) (s->counters->postings_decoded - read0)))
 				{
 					gave_up = true;

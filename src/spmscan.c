@@ -259,18 +259,41 @@ typedef struct RangeReader
 	SpmPin		maxpin;			/* a RANGEMAX page */
 	SpmPin		idxpin;			/* a RANGEIDX page */
 	SpmPin		fwdpin;			/* a FORWARD page */
-	uint8	   *chunk;			/* a page's worth of range maxima */
-	char	   *buf;			/* the current range's documents */
+	SpmPin	   *locked;			/* the pin whose page is share-locked */
+
+	/* the current range of the forward copy */
+	uint64		pos;			/* stream offset of the next document */
+	uint64		end;			/* of the range */
+	const char *page;			/* stream bytes [page_lo, page_hi) */
+	uint64		page_lo;
+	uint64		page_hi;
+	char	   *buf;			/* a document that straddles pages */
 	Size		cap;
-	Size		len;
-	Size		pos;
+	uint32		ndocs;			/* the kernel reads local docids below */
 } RangeReader;
+
+/*
+ * The callbacks hand the kernel pointers into share-locked pages (one at a
+ * time), valid until the next call; this releases the lock.
+ */
+static void
+range_unlock(RangeReader *rr)
+{
+	if (rr->locked)
+	{
+		LockBuffer(rr->locked->buf, BUFFER_LOCK_UNLOCK);
+		rr->locked = NULL;
+	}
+	rr->page = NULL;
+	rr->page_lo = rr->page_hi = 0;
+}
 
 static void range_doc_corrupt(RangeReader *rr) pg_attribute_noreturn();
 
 static void
 range_doc_corrupt(RangeReader *rr)
 {
+	range_unlock(rr);
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("sparse_maxscore index \"%s\" is corrupted: invalid document in the forward copy of segment %u",
@@ -285,65 +308,91 @@ range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
 	const SpmRangeDesc *d = rr->desc[term->id];
 	uint64		len = (d->flags & SPM_RANGE_DENSE) ? rr->r.seg->hdr.nranges :
 		(uint64) d->nr * 4;
-	uint64		x = d->off + pos;
-	uint32		n = (uint32) Min(len - pos,
-								 (uint64) (SPM_PAGE_CONTENT - x % SPM_PAGE_CONTENT));
+	uint32		avail;
 
-	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_RANGEMAX, x, n,
-				  rr->chunk, &rr->maxpin);
-	*data = rr->chunk;
-	return n;
+	range_unlock(rr);
+	*data = (const uint8 *) SpmLockStream(rr->r.index, rr->r.seg,
+										  SPM_STREAM_RANGEMAX, d->off + pos,
+										  &avail, &rr->maxpin);
+	rr->locked = &rr->maxpin;
+	return (uint32) Min((uint64) avail, len - pos);
 }
 
 static void
 range_begin(void *arg, uint32 r)
 {
 	RangeReader *rr = arg;
-	uint64		off = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->idxpin);
-	uint64		end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->idxpin);
 
-	if (end < off || end - off > MaxAllocSize)
+	range_unlock(rr);
+	rr->pos = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->idxpin);
+	rr->end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->idxpin);
+	if (rr->end < rr->pos)
 		range_doc_corrupt(rr);
-	if (end - off > rr->cap)
-	{
-		rr->cap = Max(end - off, 2 * rr->cap);
-		rr->buf = repalloc(rr->buf, rr->cap);
-	}
-	rr->len = end - off;
-	rr->pos = 0;
-	SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, off, rr->len,
-				  rr->buf, &rr->fwdpin);
 }
 
-/* the next document: its elements inside the range, ascending, in dims */
+/*
+ * The next document, read in place where it lies on one page, else
+ * copied; its elements inside the range, the last inside dims (the
+ * kernel checks that they ascend).
+ */
 static void
 range_next_doc(void *arg, SpmRangeDoc *doc)
 {
 	RangeReader *rr = arg;
 	uint32		nnz;
+	Size		need;
 	const SpmFwdElem *e;
 
-	if (rr->len - rr->pos < sizeof(uint32))
+	if (rr->end - rr->pos < sizeof(uint32))
 		range_doc_corrupt(rr);
-	memcpy(&nnz, rr->buf + rr->pos, sizeof(uint32));
+	if (rr->pos < rr->page_lo || rr->pos >= rr->page_hi)
+	{
+		uint32		avail;
+
+		range_unlock(rr);
+		rr->page = SpmLockStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD,
+								 rr->pos, &avail, &rr->fwdpin);
+		rr->locked = &rr->fwdpin;
+		rr->page_lo = rr->pos;
+		rr->page_hi = rr->pos + avail;
+	}
+	/* offsets are multiples of 4 and so is a page's content: no straddle */
+	memcpy(&nnz, rr->page + (rr->pos - rr->page_lo), sizeof(uint32));
 	rr->pos += sizeof(uint32);
-	if (nnz > (rr->len - rr->pos) / sizeof(SpmFwdElem))
+	if (nnz > (rr->end - rr->pos) / sizeof(SpmFwdElem))
 		range_doc_corrupt(rr);
-	e = (const SpmFwdElem *) (rr->buf + rr->pos);
-	/* the kernel checks that the terms ascend; the last is inside dims */
+	need = (Size) nnz * sizeof(SpmFwdElem);
+	if (rr->pos + need <= rr->page_hi)
+		e = (const SpmFwdElem *) (rr->page + (rr->pos - rr->page_lo));
+	else
+	{
+		range_unlock(rr);
+		if (need > rr->cap)
+		{
+			rr->cap = Max(need, 2 * rr->cap);
+			rr->buf = repalloc(rr->buf, rr->cap);
+		}
+		SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, rr->pos, need,
+					  rr->buf, &rr->fwdpin);
+		e = (const SpmFwdElem *) rr->buf;
+	}
+	rr->pos += need;
 	if (nnz > 0 && e[nnz - 1].term >= (uint32) rr->r.seg->hdr.dims)
 		range_doc_corrupt(rr);
-	rr->pos += (Size) nnz * sizeof(SpmFwdElem);
 	doc->nnz = (int32) nnz;
 	doc->elems = e;
 }
 
+/* a range read whole ends where the next begins */
 static void
 range_end(void *arg, uint32 r)
 {
 	RangeReader *rr = arg;
 
-	if (rr->pos != rr->len)
+	uint64		last = Min((uint64) (r + 1) * SPM_RANGE_DOCS,
+						   (uint64) rr->r.seg->hdr.ndocs);
+
+	if (last <= rr->ndocs && rr->pos != rr->end)
 		range_doc_corrupt(rr);
 }
 
@@ -417,8 +466,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 	rr.desc = desc;
 	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
-	rr.chunk = palloc(SPM_PAGE_CONTENT);
-	rr.cap = 16384;
+	rr.cap = 4096;
 	rr.buf = palloc(rr.cap);
 
 	memset(&s, 0, sizeof(s));
@@ -426,6 +474,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.nterms = n;
 	s.docid_lo = ref->docid_lo;
 	s.ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
+	rr.ndocs = s.ndocs;
 	s.nranges = seg->hdr.nranges;
 	s.after = so->after;
 	s.topk = topk;
@@ -441,6 +490,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.counters = &so->counters;
 	done = spm_range_topk(&s);
 
+	range_unlock(&rr);
 	SpmUnpin(&rr.maxpin);
 	SpmUnpin(&rr.idxpin);
 	SpmUnpin(&rr.fwdpin);

@@ -562,11 +562,80 @@ read_range_desc(Relation index, SpmSegment *seg, const SpmTermInfo *info,
 		corrupt(index, seg, "invalid range descriptor");
 }
 
+/* the pages, length and page type of one of the segment's byte streams */
+static void
+stream_of(SpmSegment *seg, SpmStreamKind kind, const BlockNumber **pages,
+		  uint32 *npages, uint64 *total, SpmPageType *type)
+{
+	switch (kind)
+	{
+		case SPM_STREAM_FWD:
+			*pages = seg->fwd;
+			*npages = seg->hdr.nfwd;
+			*total = seg->hdr.fwd_bytes;
+			*type = SPM_PAGE_FORWARD;
+			break;
+		case SPM_STREAM_RANGEIDX:
+			*pages = seg->rangeidx;
+			*npages = seg->hdr.nrangeidx;
+			*total = rangeidx_bytes(&seg->hdr);
+			*type = SPM_PAGE_RANGEIDX;
+			break;
+		default:
+			*pages = seg->rangemax;
+			*npages = seg->hdr.nrangemax;
+			*total = seg->hdr.rangemax_bytes;
+			*type = SPM_PAGE_RANGEMAX;
+			break;
+	}
+}
+
 /*
- * Copy len bytes from byte x of one of the segment's byte streams into
- * dst.  Each page is checked when first pinned (on every read on a hot
- * standby, README "Page recycling"), and its length against the stream's.
+ * Pin (keeping the pin between calls) and share-lock the page of one of
+ * the segment's byte streams that holds byte x (x < the stream's length);
+ * return a pointer to byte x and set *avail to the bytes of the stream
+ * from there to the end of the page.  The caller unlocks (LockBuffer
+ * BUFFER_LOCK_UNLOCK on pin->buf) before pinning another page with the
+ * same pin.  Each page is checked when first pinned (on every read on a
+ * hot standby, README "Page recycling"), and its length against the
+ * stream's.
  */
+const char *
+SpmLockStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
+			  uint32 *avail, SpmPin *pin)
+{
+	const BlockNumber *pages;
+	uint32		npages;
+	uint64		total;
+	SpmPageType type;
+	uint64		pi;
+	uint32		within;
+	uint64		fill;
+	bool		fresh;
+	Page		page;
+
+	stream_of(seg, kind, &pages, &npages, &total, &type);
+	if (x >= total)
+		corrupt(index, seg, "read beyond the end of the range data or forward copy");
+	pi = x / SPM_PAGE_CONTENT;
+	within = (uint32) (x % SPM_PAGE_CONTENT);
+	fill = Min(total - pi * SPM_PAGE_CONTENT, (uint64) SPM_PAGE_CONTENT);
+	if (pi >= npages)
+		corrupt(index, seg, "range data or forward copy page out of range");
+	fresh = pin->buf == InvalidBuffer || pin->blkno != pages[pi];
+	page = pin_page(index, pin, pages[pi]);
+	if (fresh || RecoveryInProgress())
+		SpmCheckPage(index, page, pages[pi], type, seg->segment_id);
+	if (((PageHeader) page)->pd_lower != MAXALIGN(SizeOfPageHeaderData) + fill)
+	{
+		LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
+		corrupt(index, seg, "range data or forward copy page of the wrong length");
+	}
+	*avail = (uint32) fill - within;
+	return PageGetContents(page) + within;
+}
+
+/* copy len bytes from byte x of one of the segment's byte streams */
 void
 SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
 			  Size len, void *dst, SpmPin *pin)
@@ -577,49 +646,16 @@ SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
 	SpmPageType type;
 	char	   *out = dst;
 
-	switch (kind)
-	{
-		case SPM_STREAM_FWD:
-			pages = seg->fwd;
-			npages = seg->hdr.nfwd;
-			total = seg->hdr.fwd_bytes;
-			type = SPM_PAGE_FORWARD;
-			break;
-		case SPM_STREAM_RANGEIDX:
-			pages = seg->rangeidx;
-			npages = seg->hdr.nrangeidx;
-			total = rangeidx_bytes(&seg->hdr);
-			type = SPM_PAGE_RANGEIDX;
-			break;
-		default:
-			pages = seg->rangemax;
-			npages = seg->hdr.nrangemax;
-			total = seg->hdr.rangemax_bytes;
-			type = SPM_PAGE_RANGEMAX;
-			break;
-	}
+	stream_of(seg, kind, &pages, &npages, &total, &type);
 	if (x > total || len > total - x)
 		corrupt(index, seg, "read beyond the end of the range data or forward copy");
 	while (len > 0)
 	{
-		uint64		pi = x / SPM_PAGE_CONTENT;
-		uint32		within = (uint32) (x % SPM_PAGE_CONTENT);
-		uint32		n = (uint32) Min((uint64) len, (uint64) (SPM_PAGE_CONTENT - within));
-		uint64		fill = Min(total - pi * SPM_PAGE_CONTENT, (uint64) SPM_PAGE_CONTENT);
-		bool		fresh = pin->buf == InvalidBuffer || pin->blkno != pages[pi];
-		Page		page;
+		uint32		avail;
+		const char *p = SpmLockStream(index, seg, kind, x, &avail, pin);
+		uint32		n = (uint32) Min((Size) avail, len);
 
-		if (pi >= npages)
-			corrupt(index, seg, "range data or forward copy page out of range");
-		page = pin_page(index, pin, pages[pi]);
-		if (fresh || RecoveryInProgress())
-			SpmCheckPage(index, page, pages[pi], type, seg->segment_id);
-		if (((PageHeader) page)->pd_lower != MAXALIGN(SizeOfPageHeaderData) + fill)
-		{
-			LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
-			corrupt(index, seg, "range data or forward copy page of the wrong length");
-		}
-		memcpy(out, PageGetContents(page) + within, n);
+		memcpy(out, p, n);
 		LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
 		out += n;
 		x += n;

@@ -91,6 +91,12 @@ errmsg(const char *fmt,...)
 }
 
 int
+errhint(const char *fmt,...)
+{
+	return 0;
+}
+
+int
 errmsg_internal(const char *fmt,...)
 {
 	return 0;

@@ -1,6 +1,6 @@
 /*
- * test_spm.c: unit tests of the score, the block codec and the segment
- * traversal.
+ * test_spm.c: unit tests of the score, the block codec, the segment
+ * traversal and range pruning.
  *
  * The score: spv_dot and spv_dot_continue (a document in random pieces,
  * as the pending list scores it) against the definition written out,
@@ -12,9 +12,14 @@
  * documents and queries, dead documents, query terms absent from the
  * segment, resumption after a cursor (deepening rounds), the negative
  * phase, and two segments feeding one heap.  Every comparison is exact.
+ *
+ * Range pruning (spmrange.c) is checked the same way, against the score
+ * written out, on random segments whose range maxima are laid out as the
+ * writer lays them out; and spm_range_level against its definition.
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +27,9 @@
 
 #include "sparsevec.h"
 #include "spmblock.h"
+#include "spmrange.h"
 #include "spmtraverse.h"
+#include "unitrange.h"
 #include "unitseg.h"
 
 static int	failures = 0;
@@ -1182,6 +1189,836 @@ test_topk_heap(void)
 	}
 }
 
+/* ----------------------------------------------------------------
+ * Range pruning (spmrange.c) against brute force
+ *
+ * Random segments in memory (unitrange.h): the forward copy, and the
+ * range maxima written as the segment writer writes them, handed to the
+ * kernel in chunks of random sizes.  Each scan's heap must equal the
+ * brute-force top-k (score desc, docid asc) of the live documents with a
+ * positive score after the cursor, bit for bit, whatever the corpus:
+ * topical or not, ties everywhere, one huge weight, tiny weights, powers
+ * of two, near ties (a weight one float below its term's largest), empty
+ * documents; short scans (ndocs below the segment's), dead documents, a
+ * cursor taken from the ranking (often on a tie), and a heap that other
+ * sources filled first.
+ * ----------------------------------------------------------------
+ */
+typedef enum RangeWeights
+{
+	RW_CONT,					/* 0.01 .. 3 */
+	RW_ONES,					/* every weight 1: ties everywhere */
+	RW_HUGE,					/* RW_CONT with one weight 1e6 */
+	RW_TINY,					/* around 1e-20 */
+	RW_POW2,					/* 2^-10 .. 2^10 */
+	RW_NEARTIE,					/* a term's weight, or one float below it */
+	RW_SMALLSET,				/* a few values */
+	RW_MIXMAG,					/* each term its own magnitude, 1e-20 .. 1e6 */
+	RW_NSTYLES
+} RangeWeights;
+
+static const char *const rw_names[] = {
+	"cont", "ones", "huge", "tiny", "pow2", "neartie", "smallset", "mixmag"
+};
+
+static float
+range_weight(int style, uint32 term, const float *base)
+{
+	switch (style)
+	{
+		case RW_ONES:
+			return 1.0f;
+		case RW_TINY:
+			return (float) (1e-20 * (0.5 + rnd_unit()));
+		case RW_POW2:
+			return (float) ldexp(1.0, (int) rnd_below(21) - 10);
+		case RW_NEARTIE:
+			return rnd_below(3) ? base[term] : nextafterf(base[term], 0.0f);
+		case RW_SMALLSET:
+			return tie_weights[rnd_below(4)];
+		case RW_MIXMAG:
+			return (float) ((0.01 + 3.0 * rnd_unit()) * base[term]);
+		default:
+			return (float) (0.01 + 3.0 * rnd_unit());
+	}
+}
+
+/*
+ * ndocs documents over terms [0, vocab): 0 to 30 terms each (some empty,
+ * half of those with no element array at all); topical: blocks of
+ * consecutive documents draw mostly from their block's few terms, so that
+ * the ranges' bounds differ and pruning has something to skip.
+ */
+static SpmRangeDoc *
+range_corpus(uint32 ndocs, uint32 vocab, int style, bool topical)
+{
+	SpmRangeDoc *docs = palloc0(sizeof(SpmRangeDoc) * Max(ndocs, 1));
+	float	   *base = palloc(sizeof(float) * vocab);
+	uint8	   *mark = palloc0(vocab);
+	uint32	   *topic = palloc(sizeof(uint32) * vocab);
+	uint32		ntopic = 0;
+	uint32		block_left = 0;
+	int			maxnnz = 1 + (int) rnd_below(30);
+	double		p_topic = style == RW_NEARTIE ? 0.95 : 0.3 + 0.6 * rnd_unit();
+	uint64		nelems = 0;
+
+	for (uint32 t = 0; t < vocab; t++)
+	{
+		static const double mags[] = {1e-20, 1e-10, 1e-3, 1.0, 1e3, 1e6};
+
+		base[t] = style == RW_MIXMAG ? (float) mags[rnd_below(lengthof(mags))]
+			: (float) (0.01 + 3.0 * rnd_unit());
+	}
+	for (uint32 d = 0; d < ndocs; d++)
+	{
+		SpmFwdElem *e;
+		int			n = 0;
+		int			want;
+
+		if (topical && block_left-- == 0)
+		{
+			ntopic = 2 + rnd_below(10);
+			ntopic = Min(vocab, ntopic);
+			for (uint32 i = 0; i < ntopic; i++)
+				topic[i] = rnd_below(vocab);
+			block_left = 8 + rnd_below(200);
+		}
+		if (rnd_below(15) == 0)
+		{
+			/* an empty document; with or without an element array */
+			if (rnd_below(2))
+				docs[d].elems = palloc(sizeof(SpmFwdElem));
+			continue;
+		}
+		want = (int) rnd_below(maxnnz + 1);
+		want = Min(want, (int) vocab);
+		e = palloc(sizeof(SpmFwdElem) * (Max(want, 1) + (topical ? ntopic : 0)));
+		if (topical)
+		{
+			int			stray = rnd_below(4);
+
+			for (uint32 i = 0; i < ntopic; i++)
+			{
+				if (!mark[topic[i]] && rnd_unit() < p_topic)
+				{
+					mark[topic[i]] = 1;
+					e[n++].term = topic[i];
+				}
+			}
+			want = Min(want, stray);	/* a few stray terms */
+		}
+		for (int i = 0; i < want; i++)
+		{
+			/* skewed towards the low terms */
+			double		u = rnd_unit();
+			uint32		t = Min(vocab - 1, (uint32) (u * u * vocab));
+
+			if (!mark[t])
+			{
+				mark[t] = 1;
+				e[n++].term = t;
+			}
+		}
+		/* ascending (insertion sort), then the weights */
+		for (int i = 1; i < n; i++)
+		{
+			uint32		t = e[i].term;
+			int			x = i;
+
+			for (; x > 0 && e[x - 1].term > t; x--)
+				e[x].term = e[x - 1].term;
+			e[x].term = t;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			mark[e[i].term] = 0;
+			e[i].w = range_weight(style, e[i].term, base);
+		}
+		docs[d].nnz = n;
+		docs[d].elems = e;
+		nelems += n;
+	}
+	if (style == RW_HUGE && nelems > 0)
+	{
+		/* one weight far above every other */
+		for (;;)
+		{
+			uint32		d = rnd_below(ndocs);
+
+			if (docs[d].nnz > 0)
+			{
+				((SpmFwdElem *) docs[d].elems)[rnd_below(docs[d].nnz)].w = 1e6f;
+				break;
+			}
+		}
+	}
+	pfree(base);
+	pfree(mark);
+	pfree(topic);
+	return docs;
+}
+
+/* the score by its definition: q * w, ascending term order, from +0.0 */
+static double
+range_brute_score(const SpmRangeDoc *doc, const SpmRangeTerm *terms, int n)
+{
+	double		sc = 0.0;
+
+	for (int i = 0, j = 0; i < doc->nnz && j < n;)
+	{
+		if (doc->elems[i].term < terms[j].term)
+			i++;
+		else if (doc->elems[i].term > terms[j].term)
+			j++;
+		else
+		{
+			sc += terms[j].q * (double) doc->elems[i].w;
+			i++;
+			j++;
+		}
+	}
+	return sc;
+}
+
+/* the live documents below ndocs with a positive score, ranked */
+static int
+range_reference(const UnitRangeSeg *seg, const SpmRangeTerm *terms, int n,
+				uint64 lo, uint32 ndocs, const uint8 *alive, Ref *out)
+{
+	int			nref = 0;
+
+	for (uint32 d = 0; d < ndocs; d++)
+	{
+		double		sc;
+
+		if (alive && !alive[d])
+			continue;
+		sc = range_brute_score(&seg->docs[d], terms, n);
+		if (sc > 0)
+		{
+			out[nref].score = sc;
+			out[nref].docid = lo + d;
+			nref++;
+		}
+	}
+	qsort(out, nref, sizeof(Ref), ref_cmp);
+	return nref;
+}
+
+/*
+ * One scan of seg by the kernel, checked.  ref[nref] is the ranking of
+ * range_reference; ext[next] are hits from other sources (docids outside
+ * the segment, after the cursor), pushed into the heap first.  fallback
+ * is the scan's fallback_cost (0: never give up).  Returns whether the
+ * kernel finished (else it gave up, and must have left the heap as it
+ * was), with its counters in *c.
+ */
+static bool
+range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
+			uint32 ndocs, const uint8 *alive, int k, const SpmAfter *after,
+			const Ref *ref, int nref, const Ref *ext, int next,
+			double fallback, SpmCounters *c, const char *what)
+{
+	SpmHit	   *hits = palloc(sizeof(SpmHit) * k);
+	SpmHit	   *before = palloc(sizeof(SpmHit) * k);
+	Ref		   *want = palloc(sizeof(Ref) * (nref + next + 1));
+	int			nwant = 0;
+	int			nbefore;
+	SpmTopK		topk;
+	SpmRangeScan s;
+	int64		windows = 0;
+	int64		elems = 0;
+	bool		done;
+
+	for (int i = 0; i < nref; i++)
+		if (spm_is_after(after, ref[i].score, ref[i].docid))
+			want[nwant++] = ref[i];
+	for (int i = 0; i < next; i++)
+		want[nwant++] = ext[i];
+	qsort(want, nwant, sizeof(Ref), ref_cmp);
+	nwant = Min(nwant, k);
+
+	spm_topk_init(&topk, k, hits);
+	memset(hits, 0, sizeof(SpmHit) * k);
+	for (int i = 0; i < next; i++)
+		spm_topk_push(&topk, ext[i].score, ext[i].docid, NULL);
+	nbefore = topk.n;
+	memcpy(before, hits, sizeof(SpmHit) * k);
+	CHECK(spm_range_usable(terms, n), "%s: query not usable", what);
+	memset(c, 0, sizeof(*c));
+	unit_range_scan(seg, &s, terms, n, ndocs, alive);
+	for (uint32 d = 0; d < seg->ndocs; d++)
+		elems += seg->docs[d].nnz;
+	s.docid_lo = lo;
+	s.after = *after;
+	s.topk = &topk;
+	s.fallback_cost = fallback;
+	s.elems_per_doc = (double) elems / Max(seg->ndocs, 1);
+	s.relname = "unit";
+	s.counters = c;
+	done = spm_range_topk(&s);
+	unit_range_scan_done(seg);
+
+	CHECK(seg->nerrors == 0, "%s: callback protocol: %s (%d breaches)", what,
+		  seg->error, seg->nerrors);
+	CHECK(done || fallback > 0, "%s: gave up without a fallback cost", what);
+	CHECK(c->candidates == seg->docs_scored,
+		  "%s: %lld candidates, %lld documents scored", what,
+		  (long long) c->candidates, (long long) seg->docs_scored);
+	if (!done)
+	{
+		/* the heap as it was, entry for entry */
+		CHECK(topk.n == nbefore && memcmp(hits, before, sizeof(SpmHit) * k) == 0,
+			  "%s: gave up, but the heap changed (%d entries, were %d)", what,
+			  topk.n, nbefore);
+		pfree(hits);
+		pfree(before);
+		pfree(want);
+		return false;
+	}
+	spm_topk_sort(&topk);
+	CHECK(topk.n == nwant, "%s: %d hits, want %d", what, topk.n, nwant);
+	for (int i = 0; i < Min(topk.n, nwant); i++)
+		CHECK(hits[i].docid == want[i].docid && same_bits(hits[i].score, want[i].score),
+			  "%s: hit %d is (%.17g, %llu), want (%.17g, %llu)", what, i,
+			  hits[i].score, (unsigned long long) hits[i].docid,
+			  want[i].score, (unsigned long long) want[i].docid);
+
+	/* the counters: ranges with a bound, those not read, documents scored */
+	for (uint32 r = 0; (uint64) r * SPM_RANGE_DOCS < ndocs; r++)
+		windows += seg->qrange[r];
+	CHECK(c->windows == (n > 0 ? windows : 0) &&
+		  c->windows_skipped == c->windows - seg->ranges_read,
+		  "%s: counters windows %lld skipped %lld, want %lld %lld",
+		  what, (long long) c->windows, (long long) c->windows_skipped,
+		  (long long) windows, (long long) (windows - seg->ranges_read));
+	pfree(hits);
+	pfree(before);
+	pfree(want);
+	return true;
+}
+
+/*
+ * A query over vocabulary positions [0, vocab + 10): the terms the segment
+ * has, in terms[]
+ */
+static int
+range_query(const UnitRangeSeg *seg, SpmRangeTerm *terms)
+{
+	int			nwant = 1 + rnd_below(40);
+	uint32		universe = seg->nterms + 10;
+	uint8	   *pick = palloc0(universe);
+	int			qstyle = rnd_below(5);
+	float		same = (float) (0.1 + 5 * rnd_unit());
+	int			n = 0;
+
+	/* often the terms of one document, so that the query is topical */
+	if (rnd_below(2) && seg->ndocs > 0)
+	{
+		const SpmRangeDoc *d = &seg->docs[rnd_below(seg->ndocs)];
+
+		for (int i = 0; i < d->nnz && i < nwant; i++)
+			pick[unit_range_index(seg, d->elems[i].term)] = 1;
+	}
+	for (int i = 0; i < nwant; i++)
+		pick[rnd_below(universe)] = 1;
+	for (uint32 t = 0; t < universe; t++)
+	{
+		double		q;
+
+		if (!pick[t] || t >= seg->nterms || seg->df[t] == 0)
+			continue;
+		switch (qstyle)
+		{
+			case 0:
+				q = 1.0;
+				break;
+			case 1:
+				q = same;
+				break;
+			case 2:
+				q = tie_weights[rnd_below(4)];
+				break;
+			case 3:
+				/* not a float: the kernel takes a double */
+				q = 0.01 + 4.0 * rnd_unit();
+				break;
+			default:
+				q = (float) exp((rnd_unit() - 0.5) * 4.0);
+				break;
+		}
+		unit_range_term(seg, t, q, n, &terms[n]);
+		n++;
+	}
+	pfree(pick);
+	return n;
+}
+
+static void
+test_range_trials(void)
+{
+	static const uint32 sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 95, 96, 97,
+	1000, 1024, 2047, 2048, 2049, 3000};
+	int64		nscans = 0;
+	int64		windows = 0;
+	int64		skipped = 0;
+	int			gave_up = 0;
+	int			finished = 0;
+
+	for (int ci = 0; ci < 1200; ci++)
+	{
+		uint32		ndocs = ci < (int) lengthof(sizes) * 3 ? sizes[ci % lengthof(sizes)]
+			: 1 + rnd_below(3000);
+		uint32		vocab = 5 + rnd_below(196);
+		int			style = ci % RW_NSTYLES;
+		bool		topical = rnd_below(3) != 0;
+		UnitRangeSeg seg;
+		Ref		   *ref = palloc(sizeof(Ref) * (ndocs + 1));
+		uint8	   *alive = palloc(ndocs + 1);
+		SpmRangeTerm terms[256];
+		uint32		ids[200];
+		int			idstyle = (ci / RW_NSTYLES) % 4;
+		SpmRangeDoc *docs = range_corpus(ndocs, vocab, style, topical);
+
+		/*
+		 * Term ids: 0 .. vocab - 1; every one on the same bit of the
+		 * kernel's query filter (multiples of 65536); random gaps; near
+		 * 2^31, a step of 65536 or 65537 (half the pairs collide).
+		 */
+		for (uint32 t = 0; t < vocab; t++)
+		{
+			switch (idstyle)
+			{
+				case 0:
+					ids[t] = t;
+					break;
+				case 1:
+					ids[t] = t * 65536 + 7;
+					break;
+				case 2:
+					ids[t] = (t ? ids[t - 1] + 1 : 0) + rnd_below(1 << 20);
+					break;
+				default:
+					ids[t] = t ? ids[t - 1] + 65536 + rnd_below(2)
+						: PG_INT32_MAX - vocab * 65537;
+					break;
+			}
+		}
+		for (uint32 d = 0; d < ndocs; d++)
+			for (int i = 0; i < docs[d].nnz; i++)
+				((SpmFwdElem *) docs[d].elems)[i].term = ids[docs[d].elems[i].term];
+		unit_range_build(&seg, ndocs, vocab, ids, docs);
+		for (int qi = 0; qi < 10; qi++)
+		{
+			int			n = range_query(&seg, terms);
+			uint64		lo = rnd_below(2) ? 0 : (uint64) rnd_below(1 << 30) * 1000 + 5000;
+			uint32		sndocs = rnd_below(4) ? ndocs : rnd_below(ndocs + 1);
+			bool		use_alive = rnd_below(5) < 2;
+			int			k = rnd_below(8) ? 1 + (int) rnd_below(50) : (int) ndocs + 1 + (int) rnd_below(10);
+			SpmAfter	after = {false, 0, 0};
+			Ref			ext[64];
+			int			next = 0;
+			int			nref;
+			SpmCounters c;
+			char		what[160];
+			double		fallback = 0;
+			int64		postings = 0;
+
+			if (use_alive)
+			{
+				double		dead = (double[]) {0.0, 0.1, 0.5, 0.95} [rnd_below(4)];
+
+				for (uint32 d = 0; d < ndocs; d++)
+					alive[d] = rnd_unit() >= dead;
+			}
+			nref = range_reference(&seg, terms, n, lo, sndocs,
+								   use_alive ? alive : NULL, ref);
+
+			/* a cursor from the ranking, on a tie when there is one */
+			if (rnd_below(3) == 0)
+			{
+				after.active = true;
+				if (nref == 0)
+				{
+					after.score = rnd_unit();
+					after.docid = lo + rnd_below(ndocs);
+				}
+				else
+				{
+					int			p = rnd_below(nref);
+
+					for (int tries = 0; rnd_below(2) && tries < 20; tries++)
+					{
+						int			x = rnd_below(nref);
+
+						if (x + 1 < nref && ref[x].score == ref[x + 1].score)
+						{
+							p = x;
+							break;
+						}
+					}
+					after.score = ref[p].score;
+					after.docid = ref[p].docid;
+				}
+			}
+
+			/* hits of other sources, ties with the segment's included */
+			if (rnd_below(4) == 0)
+			{
+				int			m = rnd_below(Min(k + 5, (int) lengthof(ext)));
+
+				for (int i = 0; i < m; i++)
+				{
+					Ref			h;
+
+					h.score = nref > 0 && rnd_below(2) ? ref[rnd_below(nref)].score
+						: (nref > 0 ? ref[0].score : 1.0) * 1.2 * rnd_unit();
+					h.docid = (i % 2 == 0 || lo < 1000) ? lo + ndocs + i : lo - 1 - i;
+					if (h.score > 0 && spm_is_after(&after, h.score, h.docid))
+						ext[next++] = h;
+				}
+			}
+
+			/* chunks of the range maxima */
+			seg.max_chunk = rnd_below(4) == 0 ? 0 : 1 + rnd_below(rnd_below(2) ? 16 : 300);
+			seg.overlong = rnd_below(3) == 0;
+			seg.chunk_rng = rnd();
+
+			/* sometimes a fallback: the query terms' postings, scaled */
+			if (rnd_below(4) == 0)
+			{
+				for (int i = 0; i < n; i++)
+					postings += seg.df[unit_range_index(&seg, terms[i].term)];
+				fallback = postings * (rnd_below(2) ? 0.05 + rnd_unit() : 1.0 + 4 * rnd_unit());
+			}
+
+			snprintf(what, sizeof(what),
+					 "range corpus %d (%u docs, scan %u, vocab %u, %s%s, ids %d) query %d (%d terms) k %d%s%s%s",
+					 ci, ndocs, sndocs, vocab, rw_names[style],
+					 topical ? " topical" : "", idstyle, qi, n, k,
+					 after.active ? " after" : "", use_alive ? " alive" : "",
+					 fallback > 0 ? " fallback" : "");
+			if (range_check(&seg, terms, n, lo, sndocs, use_alive ? alive : NULL,
+							k, &after, ref, nref, ext, next, fallback, &c, what))
+			{
+				finished += fallback > 0;
+				windows += c.windows;
+				skipped += c.windows_skipped;
+			}
+			else
+				gave_up++;
+			nscans++;
+		}
+		unit_range_free(&seg);
+		pfree(ref);
+		pfree(alive);
+	}
+	printf("range pruning: %lld scans, %lld of %lld ranges skipped; with a fallback, %d gave up, %d finished\n",
+		   (long long) nscans, (long long) skipped, (long long) windows,
+		   gave_up, finished);
+	CHECK(skipped > 0, "no range ever skipped");
+	CHECK(gave_up > 0 && finished > 0, "with a fallback, %d gave up, %d finished",
+		  gave_up, finished);
+}
+
+/*
+ * Near ties that only the margin separates: a document with every query
+ * term at its largest weight, and in an earlier range one with the same
+ * terms but one weight a float below.  Their ranges have the same levels,
+ * so the same bound, which the float sums may put just below the larger
+ * score; k = 1 and the earlier range is read first.  Without the margin
+ * the later range, holding the answer, is skipped.
+ */
+static void
+test_range_near_ties(void)
+{
+	for (int iter = 0; iter < 3000; iter++)
+	{
+		int			n = 1 + rnd_below(40);
+		uint32		ndocs = 64 + rnd_below(64);
+		SpmRangeDoc *docs = palloc0(sizeof(SpmRangeDoc) * ndocs);
+		uint32		da = rnd_below(32);
+		uint32		db = 32 + rnd_below(32);
+		int			j = rnd_below(n);
+		float		base[40];
+		SpmRangeTerm terms[40];
+		UnitRangeSeg seg;
+		Ref			ref[130];
+		int			nref;
+		SpmAfter	after = {false, 0, 0};
+		SpmCounters c;
+		char		what[64];
+
+		for (int t = 0; t < n; t++)
+			base[t] = (float) (0.01 + 3.0 * rnd_unit());
+		for (int x = 0; x < 2; x++)
+		{
+			uint32		d = x == 0 ? da : db;
+			SpmFwdElem *e = palloc(sizeof(SpmFwdElem) * n);
+
+			for (int t = 0; t < n; t++)
+			{
+				e[t].term = t;
+				e[t].w = base[t];
+			}
+			if (x == 0)
+				e[j].w = nextafterf(base[j], 0.0f);
+			docs[d].nnz = n;
+			docs[d].elems = e;
+		}
+		unit_range_build(&seg, ndocs, n, NULL, docs);
+		for (int t = 0; t < n; t++)
+			unit_range_term(&seg, t, (float) exp((rnd_unit() - 0.5) * 4.0), t,
+							&terms[t]);
+		seg.max_chunk = 0;
+		seg.overlong = false;
+		nref = range_reference(&seg, terms, n, 0, ndocs, NULL, ref);
+		CHECK(nref == 2 && ref[0].docid == db, "near ties: reference");
+		snprintf(what, sizeof(what), "near ties %d (%d terms)", iter, n);
+		range_check(&seg, terms, n, 0, ndocs, NULL, 1, &after, ref, nref,
+					NULL, 0, 0, &c, what);
+		unit_range_free(&seg);
+	}
+}
+
+/*
+ * Pruning must happen: on a topical corpus, a query of one topic's terms
+ * with k = 10 reads a fraction of the ranges.  (A kernel that scores every
+ * range passes the trials above.)
+ */
+static void
+test_range_pruning_happens(void)
+{
+	uint32		ndocs = 20000;
+	uint32		vocab = 200;
+	SpmRangeDoc *docs = palloc0(sizeof(SpmRangeDoc) * ndocs);
+	UnitRangeSeg seg;
+	Ref		   *ref = palloc(sizeof(Ref) * ndocs);
+	int64		windows = 0;
+	int64		skipped = 0;
+	int			pruned = 0;
+
+	/*
+	 * Blocks of 100 to 400 documents, each of 8 of the 200 terms, with
+	 * weights of a scale of the block's.
+	 */
+	for (uint32 d = 0; d < ndocs;)
+	{
+		uint32		len = 100 + rnd_below(300);
+		uint32		first = rnd_below(vocab - 8);
+		double		scale = 0.1 + rnd_unit();
+
+		len = Min(len, ndocs - d);
+		for (uint32 i = 0; i < len; i++, d++)
+		{
+			SpmFwdElem *e = palloc(sizeof(SpmFwdElem) * 8);
+			int			n = 0;
+
+			for (uint32 t = first; t < first + 8; t++)
+			{
+				if (rnd_below(2))
+				{
+					e[n].term = t;
+					e[n].w = (float) ((0.01 + 3.0 * rnd_unit()) * scale);
+					n++;
+				}
+			}
+			docs[d].nnz = n;
+			docs[d].elems = e;
+		}
+	}
+	unit_range_build(&seg, ndocs, vocab, NULL, docs);
+	for (int qi = 0; qi < 20; qi++)
+	{
+		SpmRangeTerm terms[8];
+		uint32		first = rnd_below(vocab - 8);
+		int			n = 0;
+		int			nref;
+		SpmAfter	after = {false, 0, 0};
+		SpmCounters c;
+
+		for (uint32 t = first; t < first + 8; t += 1 + rnd_below(3))
+		{
+			if (seg.df[t] > 0)
+			{
+				unit_range_term(&seg, t, (float) (0.5 + rnd_unit()), n, &terms[n]);
+				n++;
+			}
+		}
+		nref = range_reference(&seg, terms, n, 0, ndocs, NULL, ref);
+		seg.max_chunk = 1 + rnd_below(100);
+		seg.overlong = false;
+		seg.chunk_rng = rnd();
+		range_check(&seg, terms, n, 0, ndocs, NULL, 10, &after, ref, nref,
+					NULL, 0, 0, &c, "pruning");
+		pruned += c.windows_skipped > 0;
+		windows += c.windows;
+		skipped += c.windows_skipped;
+	}
+	CHECK(skipped * 2 > windows && pruned >= 15,
+		  "skipped only %lld of %lld ranges, in %d queries of 20",
+		  (long long) skipped, (long long) windows, pruned);
+	printf("range pruning happens: %lld of %lld ranges skipped, in %d of 20 topical queries (k 10)\n",
+		   (long long) skipped, (long long) windows, pruned);
+	unit_range_free(&seg);
+	pfree(ref);
+}
+
+/*
+ * spm_range_level: level * max_w / 255 >= m, and the level below is not
+ * (in double and exactly: the products of floats by levels are exact in
+ * double), for random and edge floats.
+ */
+static void
+check_level(float m, float max_w)
+{
+	uint8		l = spm_range_level(m, max_w);
+
+	if (!(m > 0.0f) || !(max_w > 0.0f))
+	{
+		CHECK(l == 0, "level(%.9g, %.9g) = %d, want 0", m, max_w, l);
+		return;
+	}
+	if (m >= max_w)
+	{
+		CHECK(l == 255, "level(%.9g, %.9g) = %d, want 255", m, max_w, l);
+		return;
+	}
+	CHECK(l >= 1, "level(%.9g, %.9g) = %d", m, max_w, l);
+	CHECK((double) l * (double) max_w / 255.0 >= (double) m &&
+		  (double) l * (double) max_w >= (double) m * 255.0,
+		  "level(%.9g, %.9g) = %d: bound below m", m, max_w, l);
+	CHECK(l <= 1 || ((double) (l - 1) * (double) max_w / 255.0 < (double) m &&
+					 (double) (l - 1) * (double) max_w < (double) m * 255.0),
+		  "level(%.9g, %.9g) = %d: not the smallest", m, max_w, l);
+}
+
+static void
+test_range_level(void)
+{
+	static const float edges[] = {
+		FLT_MIN, FLT_TRUE_MIN, FLT_MAX, 1.0f, 255.0f, 1.0f / 255.0f,
+		1e-20f, 1e6f, 0.5f, 3.0f, 1e-38f, 1e38f
+	};
+
+	check_level(0.0f, 1.0f);
+	check_level(-0.0f, 1.0f);
+	check_level(-1.0f, 1.0f);
+	check_level(NAN, 1.0f);
+	check_level(1.0f, 0.0f);
+	check_level(1.0f, -1.0f);
+	check_level(1.0f, NAN);
+	for (int i = 0; i < (int) lengthof(edges); i++)
+	{
+		float		mx = edges[i];
+
+		check_level(mx, mx);
+		check_level(nextafterf(mx, 0.0f), mx);
+		check_level(FLT_TRUE_MIN, mx);
+		check_level(FLT_MIN, mx);
+		for (int j = 0; j < (int) lengthof(edges); j++)
+			if (edges[j] < mx)
+				check_level(edges[j], mx);
+		/* the level boundaries and their float neighbours */
+		for (int l = 1; l < 255; l++)
+		{
+			float		b = (float) ((double) l * mx / 255.0);
+
+			check_level(b, mx);
+			check_level(nextafterf(b, 0.0f), mx);
+			check_level(nextafterf(b, INFINITY), mx);
+		}
+	}
+	for (int iter = 0; iter < 200000; iter++)
+	{
+		float		mx;
+		float		m;
+
+		/* any magnitude, subnormals included */
+		mx = (float) (0.5 + 0.5 * rnd_unit());
+		mx = (float) ldexp(mx, (int) rnd_below(270) - 148);
+		if (mx == 0.0f || isinf(mx))
+			mx = 1.0f;
+		switch (rnd_below(4))
+		{
+			case 0:
+				m = (float) (mx * rnd_unit());
+				break;
+			case 1:
+				/* near a level boundary */
+				m = (float) ((double) (1 + rnd_below(254)) * mx / 255.0);
+				m = rnd_below(2) ? nextafterf(m, 0.0f) : nextafterf(m, INFINITY);
+				break;
+			case 2:
+				m = (float) (mx * rnd_unit());
+				m = (float) ldexp(m, -(int) rnd_below(40));
+				break;
+			default:
+				/* one float below the largest, or another small count */
+				m = mx;
+				for (int s = rnd_below(4); s >= 0; s--)
+					m = nextafterf(m, 0.0f);
+				break;
+		}
+		check_level(m, mx);
+	}
+}
+
+/* spm_range_usable: positive q and max_w, level units of normal size */
+static void
+test_range_usable(void)
+{
+	SpmRangeTerm t[3];
+
+	for (int i = 0; i < 3; i++)
+	{
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].term = i;
+		t[i].q = 1.0;
+		t[i].max_w = 2.0f;
+		t[i].nr = 1;
+	}
+	CHECK(spm_range_usable(t, 3), "plain terms unusable");
+	CHECK(spm_range_usable(t, 0), "no term unusable");
+	t[1].q = 1e-20;
+	t[1].max_w = 1e-20f;		/* unit 4e-43 */
+	CHECK(!spm_range_usable(t, 3), "a unit below 1e-30 accepted");
+	t[1].q = 1e-5;				/* unit 8e-28 */
+	CHECK(spm_range_usable(t, 3), "a unit of 8e-28 refused");
+	t[1].q = 1e30;
+	t[1].max_w = 1e10f;			/* unit 4e37 */
+	CHECK(!spm_range_usable(t, 3), "a unit of 4e37 accepted");
+	t[1].max_w = 1e6f;
+	t[1].q = 1e6;				/* a huge weight with a large q: 4e9 */
+	CHECK(spm_range_usable(t, 3), "a unit of 4e9 refused");
+	t[1].q = 0.0;
+	CHECK(!spm_range_usable(t, 3), "q 0 accepted");
+	t[1].q = -1.0;
+	CHECK(!spm_range_usable(t, 3), "q < 0 accepted");
+	t[1].q = NAN;
+	CHECK(!spm_range_usable(t, 3), "q NaN accepted");
+	t[1].q = 1.0;
+	t[1].max_w = 0.0f;
+	CHECK(!spm_range_usable(t, 3), "max_w 0 accepted");
+	t[1].max_w = -2.0f;
+	CHECK(!spm_range_usable(t, 3), "max_w < 0 accepted");
+	t[1].max_w = NAN;
+	CHECK(!spm_range_usable(t, 3), "max_w NaN accepted");
+	t[1].max_w = 2.0f;
+	t[2].q = 1e-40;
+	CHECK(!spm_range_usable(t, 3), "the last term not checked");
+}
+
+static void
+test_range_pruning(void)
+{
+	test_range_level();
+	test_range_usable();
+	test_range_trials();
+	test_range_near_ties();
+	test_range_pruning_happens();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1195,6 +2032,7 @@ main(int argc, char **argv)
 	test_pruning_happens();
 	test_group_bounds();
 	test_scoring();
+	test_range_pruning();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

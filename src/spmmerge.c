@@ -52,9 +52,22 @@ typedef struct MergeInput
 	uint64		fwd_pos;		/* next document's offset */
 } MergeInput;
 
+static void fwd_corrupt(Relation index, MergeInput *x) pg_attribute_noreturn();
+
+static void
+fwd_corrupt(Relation index, MergeInput *x)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: invalid document in the forward copy of segment %u",
+					RelationGetRelationName(index), x->seg->segment_id),
+			 errhint("REINDEX the index.")));
+}
+
 /*
  * Pass the next document of input x (local docid d, alive or not) to the
- * writer if alive; the first call positions the cursor at d.
+ * writer if alive; the first call positions the cursor at d.  Its
+ * elements must ascend inside dims.
  */
 static void
 merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
@@ -78,11 +91,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 				  &nnz, pin);
 	x->fwd_pos += sizeof(uint32);
 	if (nnz > (uint32) PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("sparse_maxscore index \"%s\" is corrupted: a document of the forward copy of segment %u is too long",
-						RelationGetRelationName(index), x->seg->segment_id),
-				 errhint("REINDEX the index.")));
+		fwd_corrupt(index, x);
 	if (!alive)
 	{
 		x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
@@ -101,6 +110,9 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 	x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
 	for (uint32 i = 0; i < nnz; i++)
 	{
+		if ((i > 0 && (*buf)[i].term <= (*buf)[i - 1].term) ||
+			(*buf)[i].term >= (uint32) x->seg->hdr.dims)
+			fwd_corrupt(index, x);
 		(*idx)[i] = (int32) (*buf)[i].term;
 		(*val)[i] = (*buf)[i].w;
 	}

@@ -90,8 +90,9 @@ spm_range_usable(const SpmRangeTerm *terms, int nterms)
  * at -O3, and PostgreSQL builds at -O2, so it is written with SSE2 (every
  * x86-64 has it): the same products and sums as the scalar loop.
  */
-static void
-add_dense(float *restrict ub, const uint8 *restrict d, float scale, uint32 n)
+void
+spm_range_add_dense(float *restrict ub, const uint8 *restrict d, float scale,
+					uint32 n)
 {
 	uint32		r = 0;
 
@@ -152,7 +153,7 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 
 		n = (uint32) Min((uint64) n, len - pos);
 		if (t->dense)
-			add_dense(ub + pos, data, scale, n);
+			spm_range_add_dense(ub + pos, data, scale, n);
 		else
 		{
 			for (uint32 i = 0; i + 4 <= n; i += 4)

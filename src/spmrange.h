@@ -119,4 +119,8 @@ extern uint8 spm_range_level(float m, float max_w);
 
 extern bool spm_range_topk(SpmRangeScan *s);
 
+/* ub[r] += scale * levels[r] for r < n (the bound pass of dense terms) */
+extern void spm_range_add_dense(float *ub, const uint8 *levels, float scale,
+								uint32 n);
+
 #endif							/* SPMRANGE_H */

@@ -12,11 +12,9 @@
 #include <stdlib.h>
 
 #include "port/pg_bitutils.h"
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include "sparsevec.h"
 #include "bmpproto.h"
+#include "spmrange.h"
 
 #define NBUCKETS	1024
 
@@ -149,44 +147,6 @@ bmp_build(Bmp *b, const UnitTerm *terms, int nterms, uint32 ndocs, int range)
 	free(efill);
 }
 
-/*
- * ub[r] += scale * d[r] for every range: the loop that dominates a query,
- * one pass over a byte per range.  GCC vectorizes the plain loop only with
- * its -O3 cost model (0.86 against 1.63 ms per query at 1M documents), so
- * it is written with SSE2, which every x86-64 has; the same products and
- * sums as the scalar loop.
- */
-static void
-add_dense(float *restrict ub, const uint8 *restrict d, float scale, uint32 n)
-{
-	uint32		r = 0;
-
-#ifdef __SSE2__
-	/* 16 ranges a step: bytes widened to int32, converted, multiplied, added */
-	const __m128 s = _mm_set1_ps(scale);
-	const __m128i zero = _mm_setzero_si128();
-
-	for (; r + 16 <= n; r += 16)
-	{
-		__m128i		b = _mm_loadu_si128((const __m128i *) (d + r));
-		__m128i		lo = _mm_unpacklo_epi8(b, zero);
-		__m128i		hi = _mm_unpackhi_epi8(b, zero);
-		__m128i		w[4];
-
-		w[0] = _mm_unpacklo_epi16(lo, zero);
-		w[1] = _mm_unpackhi_epi16(lo, zero);
-		w[2] = _mm_unpacklo_epi16(hi, zero);
-		w[3] = _mm_unpackhi_epi16(hi, zero);
-		for (int j = 0; j < 4; j++)
-			_mm_storeu_ps(ub + r + 4 * j,
-						  _mm_add_ps(_mm_loadu_ps(ub + r + 4 * j),
-									 _mm_mul_ps(s, _mm_cvtepi32_ps(w[j]))));
-	}
-#endif
-	for (; r < n; r++)
-		ub[r] += scale * d[r];
-}
-
 /* the end of range r's entries of its term at ti */
 static inline uint32
 term_end(const Bmp *b, uint32 ti)
@@ -311,7 +271,7 @@ bmp_query(Bmp *b, const int32 *qt_in, const float *qv_in, int nq_in,
 
 		if (b->dense[qt[i]])
 		{
-			add_dense(ub, b->dense[qt[i]], scale, b->nranges);
+			spm_range_add_dense(ub, b->dense[qt[i]], scale, b->nranges);
 			c->pairs += b->nranges;
 		}
 		else

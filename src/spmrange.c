@@ -36,7 +36,7 @@
  * caller's fallback cost (before, the k-th score is too low to say).
  */
 #define SPM_RANGE_CHECK_EVERY	8
-#define SPM_RANGE_PROBE			0.02
+#define SPM_RANGE_PROBE			0.05
 
 /*
  * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,

@@ -413,6 +413,7 @@ extern void spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags,
 						   int32 nnz);
 extern void spm_writer_doc_elems(SpmWriter *w, const int32 *idx,
 								 const float *val, int n);
+extern void spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n);
 extern void spm_writer_no_ranges(SpmWriter *w);
 extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
 extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
@@ -526,6 +527,8 @@ extern const char *SpmLockStream(Relation index, SpmSegment *seg,
 								 SpmPin *pin);
 extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,
 							 SpmPin *pin);
+extern void SpmReadRangeDesc(Relation index, SpmSegment *seg, uint32 ordinal,
+							 uint32 df, SpmRangeDesc *desc);
 
 /* spmflush.c: flush (and the entry points that flush, then merge) */
 extern int64 spm_flush_locked(Relation index, Size mem);

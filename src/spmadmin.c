@@ -321,19 +321,23 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
  */
 static void
 verify_term_ranges(VerifyState *vs, SpmSegment *seg, const SpmDictEntry *e,
-				   const uint32 *docs, const float *ws, uint32 n)
+				   uint32 ordinal, const uint32 *docs, const float *ws,
+				   uint32 n)
 {
 	Relation	index = vs->index;
-	const SpmTermData *td = SpmGetTerm(index, seg, e->term);
-	const SpmRangeDesc *desc = &td->range;
-	bool		dense = (desc->flags & SPM_RANGE_DENSE) != 0;
-	uint64		len = dense ? seg->hdr.nranges : (uint64) desc->nr * 4;
-	uint8	   *data = palloc(Max(len, 1));
+	SpmRangeDesc desc;
+	bool		dense;
+	uint64		len;
+	uint8	   *data;
 	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
 	uint32		nr = 0;
 	uint32		i = 0;
 
-	SpmReadStream(index, seg, SPM_STREAM_RANGEMAX, desc->off, len, data, &pin);
+	SpmReadRangeDesc(index, seg, ordinal, e->df, &desc);
+	dense = (desc.flags & SPM_RANGE_DENSE) != 0;
+	len = dense ? seg->hdr.nranges : (uint64) desc.nr * 4;
+	data = palloc(Max(len, 1));
+	SpmReadStream(index, seg, SPM_STREAM_RANGEMAX, desc.off, len, data, &pin);
 	SpmUnpin(&pin);
 	if (dense)
 	{
@@ -364,7 +368,7 @@ verify_term_ranges(VerifyState *vs, SpmSegment *seg, const SpmDictEntry *e,
 
 			for (i++; i < n && docs[i] / SPM_RANGE_DOCS == r; i++)
 				m = Max(m, ws[i]);
-			if (nr >= desc->nr)
+			if (nr >= desc.nr)
 				verify_fail(index, "segment %u term %u has more ranges than its range maxima",
 							seg->segment_id, e->term);
 			memcpy(&entry, data + 4 * (Size) nr, sizeof(entry));
@@ -375,9 +379,9 @@ verify_term_ranges(VerifyState *vs, SpmSegment *seg, const SpmDictEntry *e,
 			nr++;
 		}
 	}
-	if (nr != desc->nr)
+	if (nr != desc.nr)
 		verify_fail(index, "segment %u term %u is in %u ranges, its range descriptor says %u",
-					seg->segment_id, e->term, nr, desc->nr);
+					seg->segment_id, e->term, nr, desc.nr);
 	pfree(data);
 }
 
@@ -451,6 +455,10 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	{
 		int			n = SpmReadDictPage(index, seg, p, dict);
 
+		/* range descriptors are found by ordinal: full pages but the last */
+		if (ranges && p < seg->hdr.ndict - 1 && n != SPM_DICT_PER_PAGE)
+			verify_fail(index, "segment %u dictionary page %u is not full",
+						seg->segment_id, p);
 		if (dict[0].term != seg->dict_first[p])
 			verify_fail(index, "segment %u dictionary page %u starts with term %u, the directory says %u",
 						seg->segment_id, p, dict[0].term, seg->dict_first[p]);
@@ -536,7 +544,8 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 				verify_fail(index, "segment %u term %u: max/min %g/%g, the dictionary says %g/%g",
 							seg->segment_id, e->term, tmax, tmin, e->max_w, e->min_w);
 			if (ranges)
-				verify_term_ranges(vs, seg, e, tdocs, tws, e->df);
+				verify_term_ranges(vs, seg, e, p * SPM_DICT_PER_PAGE + i,
+								   tdocs, tws, e->df);
 		}
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -72,7 +72,7 @@ fwd_corrupt(Relation index, MergeInput *x)
 static void
 merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 			  SpmWriter *w, ItemPointer tid, uint8 flags, SpmPin *pin,
-			  SpmFwdElem **buf, int32 **idx, float **val, int32 *cap)
+			  SpmFwdElem **buf, int32 *cap)
 {
 	uint32		nnz;
 
@@ -102,8 +102,6 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 	{
 		*cap = Max((int32) nnz, 2 * *cap);
 		*buf = repalloc(*buf, *cap * sizeof(SpmFwdElem));
-		*idx = repalloc(*idx, *cap * sizeof(int32));
-		*val = repalloc(*val, *cap * sizeof(float));
 	}
 	SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
 				  (Size) nnz * sizeof(SpmFwdElem), *buf, pin);
@@ -113,11 +111,9 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		if ((i > 0 && (*buf)[i].term <= (*buf)[i - 1].term) ||
 			(*buf)[i].term >= (uint32) x->seg->hdr.dims)
 			fwd_corrupt(index, x);
-		(*idx)[i] = (int32) (*buf)[i].term;
-		(*val)[i] = (*buf)[i].w;
 	}
 	spm_writer_doc(w, tid, flags, (int32) nnz);
-	spm_writer_doc_elems(w, *idx, *val, (int32) nnz);
+	spm_writer_doc_fwd(w, *buf, (int32) nnz);
 }
 
 static inline bool
@@ -237,8 +233,6 @@ spm_merge_segments(Relation index, int first, int last,
 		bool		ranges = true;
 		int32		fcap = 256;
 		SpmFwdElem *fbuf = palloc(fcap * sizeof(SpmFwdElem));
-		int32	   *fidx = palloc(fcap * sizeof(int32));
-		float	   *fval = palloc(fcap * sizeof(float));
 
 		if (hi - lo > PG_UINT32_MAX)
 			ereport(ERROR,
@@ -291,7 +285,7 @@ spm_merge_segments(Relation index, int first, int last,
 				if (ranges)
 				{
 					merge_fwd_doc(index, &in[k], d, alive, w, &tid, flags,
-								  &fpin, &fbuf, &fidx, &fval, &fcap);
+								  &fpin, &fbuf, &fcap);
 					done = true;
 				}
 			}

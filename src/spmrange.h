@@ -59,7 +59,8 @@ typedef struct SpmRangeDoc
 /*
  * The bytes of the term's range data from byte pos on, as far as they are
  * contiguous in memory: sets *data and returns how many (>= 1, and a
- * multiple of 4 for entries).  Valid until the next call.
+ * multiple of 4 for entries; possibly more than the term has, which the
+ * kernel ignores).  Valid until the next call.
  */
 typedef uint32 (*SpmRangeData) (void *arg, const SpmRangeTerm *term,
 								 uint64 pos, const uint8 **data);

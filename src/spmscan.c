@@ -301,21 +301,20 @@ range_doc_corrupt(RangeReader *rr)
 			 errhint("REINDEX the index.")));
 }
 
+/* the rest of the page from the term's byte pos (the kernel clamps it) */
 static uint32
 range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
 {
 	RangeReader *rr = arg;
-	const SpmRangeDesc *d = rr->desc[term->id];
-	uint64		len = (d->flags & SPM_RANGE_DENSE) ? rr->r.seg->hdr.nranges :
-		(uint64) d->nr * 4;
 	uint32		avail;
 
 	range_unlock(rr);
 	*data = (const uint8 *) SpmLockStream(rr->r.index, rr->r.seg,
-										  SPM_STREAM_RANGEMAX, d->off + pos,
+										  SPM_STREAM_RANGEMAX,
+										  rr->desc[term->id]->off + pos,
 										  &avail, &rr->maxpin);
 	rr->locked = &rr->maxpin;
-	return (uint32) Min((uint64) avail, len - pos);
+	return avail;
 }
 
 static void
@@ -388,7 +387,6 @@ static void
 range_end(void *arg, uint32 r)
 {
 	RangeReader *rr = arg;
-
 	uint64		last = Min((uint64) (r + 1) * SPM_RANGE_DOCS,
 						   (uint64) rr->r.seg->hdr.ndocs);
 

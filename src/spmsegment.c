@@ -50,8 +50,6 @@ static Size skip_cache_bytes = 0;
 
 static void corrupt(Relation index, SpmSegment *seg, const char *what) pg_attribute_noreturn();
 static Page pin_page(Relation index, SpmPin *pin, BlockNumber blkno);
-static void read_range_desc(Relation index, SpmSegment *seg,
-							const SpmTermInfo *info, SpmRangeDesc *desc);
 
 static void
 corrupt(Relation index, SpmSegment *seg, const char *what)
@@ -100,14 +98,20 @@ stream_pages(uint64 n)
 	return (n + SPM_PAGE_CONTENT - 1) / SPM_PAGE_CONTENT;
 }
 
+/* where the RANGEIDX stream's descriptors start: after the offsets, padded */
+static uint64
+range_desc_base(const SpmSegmentHeaderData *hdr)
+{
+	return TYPEALIGN(sizeof(SpmRangeDesc), ((uint64) hdr->nranges + 1) * sizeof(uint64));
+}
+
 /* the bytes of the RANGEIDX stream: range offsets, padding, descriptors */
 static uint64
 rangeidx_bytes(const SpmSegmentHeaderData *hdr)
 {
 	if (!(hdr->flags & SPM_SEG_RANGES))
 		return 0;
-	return TYPEALIGN(sizeof(SpmRangeDesc), ((uint64) hdr->nranges + 1) * sizeof(uint64)) +
-		(uint64) hdr->nterms * sizeof(SpmRangeDesc);
+	return range_desc_base(hdr) + (uint64) hdr->nterms * sizeof(SpmRangeDesc);
 }
 
 /* read the directory chain into words[nwords] */
@@ -520,7 +524,7 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 	spm_term_summarize(d->sum, nb, d->max_w, d->min_w, d->count);
 	memset(&d->range, 0, sizeof(SpmRangeDesc));
 	if (seg->hdr.flags & SPM_SEG_RANGES)
-		read_range_desc(index, seg, info, &d->range);
+		SpmReadRangeDesc(index, seg, info->ordinal, info->entry.df, &d->range);
 
 	if (cxt == seg->cxt)
 	{
@@ -532,30 +536,29 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 }
 
 /*
- * The range descriptor of a term, checked against the segment: inside
+ * The range descriptor of the dictionary's ordinal-th term (df postings)
+ * in a segment with SPM_SEG_RANGES, checked against the segment: inside
  * the RANGEMAX stream, dense exactly when the term is in a quarter of the
  * ranges or more (the writer's rule).
  */
-static void
-read_range_desc(Relation index, SpmSegment *seg, const SpmTermInfo *info,
-				SpmRangeDesc *desc)
+void
+SpmReadRangeDesc(Relation index, SpmSegment *seg, uint32 ordinal, uint32 df,
+				 SpmRangeDesc *desc)
 {
 	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
-	uint64		base = TYPEALIGN(sizeof(SpmRangeDesc),
-								 ((uint64) seg->hdr.nranges + 1) * sizeof(uint64));
 	uint64		len;
 	bool		dense;
 
-	if (info->ordinal >= seg->hdr.nterms)
+	if (ordinal >= seg->hdr.nterms)
 		corrupt(index, seg, "dictionary entry beyond the header's term count");
 	SpmReadStream(index, seg, SPM_STREAM_RANGEIDX,
-				  base + (uint64) info->ordinal * sizeof(SpmRangeDesc),
+				  range_desc_base(&seg->hdr) + (uint64) ordinal * sizeof(SpmRangeDesc),
 				  sizeof(SpmRangeDesc), desc, &pin);
 	SpmUnpin(&pin);
 	dense = (uint64) desc->nr * 4 >= seg->hdr.nranges;
 	len = dense ? seg->hdr.nranges : (uint64) desc->nr * 4;
 	if (desc->nr == 0 || desc->nr > seg->hdr.nranges ||
-		desc->nr > info->entry.df || desc->off % 4 != 0 ||
+		desc->nr > df || desc->off % 4 != 0 ||
 		desc->flags != (dense ? SPM_RANGE_DENSE : 0) ||
 		desc->off > seg->hdr.rangemax_bytes ||
 		len > seg->hdr.rangemax_bytes - desc->off)

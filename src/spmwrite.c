@@ -425,28 +425,40 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 
 /* the next n elements of the current document, in ascending term order */
 void
+spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n)
+{
+	if (!w->ranges)
+		return;
+	if (n > w->doc_left)
+		elog(ERROR, "sparse_maxscore: more elements than the document has");
+	for (int i = 0; i < n; i++)
+	{
+		if ((int64) elems[i].term <= w->doc_prev)
+			elog(ERROR, "sparse_maxscore: document elements out of order");
+		w->doc_prev = elems[i].term;
+	}
+	bytes_put(w, &w->fwd, elems, (Size) n * sizeof(SpmFwdElem));
+	w->doc_left -= n;
+}
+
+/* the same from a vector's index and value arrays */
+void
 spm_writer_doc_elems(SpmWriter *w, const int32 *idx, const float *val, int n)
 {
 	SpmFwdElem	buf[256];
 
 	if (!w->ranges)
 		return;
-	if (n > w->doc_left)
-		elog(ERROR, "sparse_maxscore: more elements than the document has");
 	while (n > 0)
 	{
 		int			m = Min(n, (int) lengthof(buf));
 
 		for (int i = 0; i < m; i++)
 		{
-			if (idx[i] <= w->doc_prev)
-				elog(ERROR, "sparse_maxscore: document elements out of order");
-			w->doc_prev = idx[i];
 			buf[i].term = (uint32) idx[i];
 			buf[i].w = val[i];
 		}
-		bytes_put(w, &w->fwd, buf, m * sizeof(SpmFwdElem));
-		w->doc_left -= m;
+		spm_writer_doc_fwd(w, buf, m);
 		idx += m;
 		val += m;
 		n -= m;

@@ -121,6 +121,81 @@ spm_range_add_dense(float *restrict ub, const uint8 *restrict d, float scale,
 		ub[r] += scale * d[r];
 }
 
+/*
+ * The largest of ub[0 .. n), all finite and not negative.
+ */
+static float
+max_bound(const float *ub, uint32 n)
+{
+	uint32		r = 0;
+	float		m = 0.0f;
+
+#ifdef __SSE2__
+	__m128		v[4];
+	float		lane[4];
+
+	for (int j = 0; j < 4; j++)
+		v[j] = _mm_setzero_ps();
+	for (; r + 16 <= n; r += 16)
+		for (int j = 0; j < 4; j++)
+			v[j] = _mm_max_ps(v[j], _mm_loadu_ps(ub + r + 4 * j));
+	v[0] = _mm_max_ps(_mm_max_ps(v[0], v[1]), _mm_max_ps(v[2], v[3]));
+	_mm_storeu_ps(lane, v[0]);
+	m = Max(Max(lane[0], lane[1]), Max(lane[2], lane[3]));
+#endif
+	for (; r < n; r++)
+		m = Max(m, ub[r]);
+	return m;
+}
+
+/*
+ * The bucket of a positive bound u: NBUCKETS - 1 - floor(u * bscale),
+ * clamped to [0, NBUCKETS - 1], where bscale = (NBUCKETS - 1) / the
+ * largest bound.  A product by a positive constant is monotone in u, so
+ * a larger bound never gets a later bucket (what the visit relies on).
+ */
+static inline int
+bucket_of(float u, float bscale)
+{
+	float		x = u * bscale;
+	int			b = x >= (float) (NBUCKETS - 1) ? NBUCKETS - 1 : (int) x;
+
+	return NBUCKETS - 1 - b;
+}
+
+/*
+ * bucket[r] = bucket_of(ub[r]) for r < n, or NBUCKETS where ub[r] is 0 (no
+ * query term in the range: no positive score).  The SSE2 loop computes
+ * the same: truncation is floor for the non-negative products.
+ */
+static void
+set_buckets(const float *ub, uint32 n, float bscale, uint16 *bucket)
+{
+	uint32		r = 0;
+
+#ifdef __SSE2__
+	const __m128 sc = _mm_set1_ps(bscale);
+	const __m128 top = _mm_set1_ps((float) (NBUCKETS - 1));
+	const __m128 zero = _mm_setzero_ps();
+	const __m128i last = _mm_set1_epi32(NBUCKETS - 1);
+	const __m128i none = _mm_set1_epi32(NBUCKETS);
+
+	for (; r + 4 <= n; r += 4)
+	{
+		__m128		u = _mm_loadu_ps(ub + r);
+		__m128		x = _mm_min_ps(_mm_mul_ps(u, sc), top);
+		__m128i		b = _mm_sub_epi32(last, _mm_cvttps_epi32(x));
+		__m128i		empty = _mm_castps_si128(_mm_cmple_ps(u, zero));
+
+		b = _mm_or_si128(_mm_and_si128(empty, none),
+						 _mm_andnot_si128(empty, b));
+		_mm_storel_epi64((__m128i *) (bucket + r), _mm_packs_epi32(b, b));
+	}
+#endif
+	for (; r < n; r++)
+		bucket[r] = ub[r] > 0.0f ? (uint16) bucket_of(ub[r], bscale) : NBUCKETS;
+}
+
 static void range_corrupt(const SpmRangeScan *s, const char *what) pg_attribute_noreturn();
 
 static void
@@ -141,10 +216,15 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 	float		scale = (float) unit;
 	uint64		len = t->dense ? (uint64) s->nranges : (uint64) t->nr * 4;
 	uint64		pos = 0;
+	float		lut[256];
 
 	/* round the unit upward, so that every product is rounded from above */
 	if ((double) scale < unit)
 		scale = nextafterf(scale, FLT_MAX);
+	/* the products of the entries, as the dense pass computes them */
+	if (!t->dense)
+		for (int l = 0; l < 256; l++)
+			lut[l] = scale * (float) l;
 
 	while (pos < len)
 	{
@@ -165,7 +245,7 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 				r = e >> 8;
 				if (r >= s->nranges)
 					range_corrupt(s, "range maxima name a range beyond the segment");
-				ub[r] += scale * (float) (e & 255);
+				ub[r] += lut[e & 255];
 			}
 			n &= ~3;
 			if (n == 0)
@@ -271,22 +351,21 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
  */
 static bool
 too_costly(const SpmRangeScan *s, const SpmTopK *topk, float maxub,
-		   const uint32 *ends, uint32 pos, uint32 nlive, double margin,
-		   double read)
+		   float bscale, const uint32 *ends, uint32 pos, uint32 nlive,
+		   double margin, double read)
 {
 	double		left = nlive - pos;
 
 	if (spm_topk_full(topk))
 	{
 		double		t = topk->heap[0].score / margin;
-		int			b;
 
 		if (t > maxub)
 			left = 0;
 		else
 		{
-			b = NBUCKETS - 1 - (int) ((float) t / maxub * (NBUCKETS - 1));
-			b = Max(0, Min(NBUCKETS - 1, b));
+			int			b = bucket_of((float) t, bscale);
+
 			left = ends[b] > pos ? ends[b] - pos : 0;
 		}
 	}
@@ -300,8 +379,9 @@ spm_range_topk(SpmRangeScan *s)
 	float	   *ub;
 	uint16	   *bucket;
 	uint32	   *order;
-	uint32		count[NBUCKETS + 1];
-	float		maxub = 0.0f;
+	uint32		count[NBUCKETS + 2];	/* [NBUCKETS + 1]: no bound */
+	float		maxub;
+	float		bscale;
 	double		margin;
 	uint32		nlive = 0;
 	uint32		i;
@@ -328,8 +408,7 @@ spm_range_topk(SpmRangeScan *s)
 	 */
 	margin = 1.0 + (s->nterms + 8) * ldexp(1.0, -22);
 
-	for (i = 0; i < nr; i++)
-		maxub = Max(maxub, ub[i]);
+	maxub = max_bound(ub, nr);
 	if (!(maxub > 0.0f))
 	{
 		pfree(ub);
@@ -345,26 +424,16 @@ spm_range_topk(SpmRangeScan *s)
 	}
 
 	/* bucket the ranges with a bound; bucket 0 is the highest */
+	bscale = (float) (NBUCKETS - 1) / maxub;
 	bucket = palloc((Size) nr * sizeof(uint16));
 	order = palloc((Size) nr * sizeof(uint32));
+	set_buckets(ub, nr, bscale, bucket);
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < nr; i++)
-	{
-		int			b;
-
-		if (!(ub[i] > 0.0f))
-		{
-			bucket[i] = NBUCKETS;	/* no query term: no positive score */
-			continue;
-		}
-		b = NBUCKETS - 1 - (int) (ub[i] / maxub * (NBUCKETS - 1));
-		b = Max(0, Min(NBUCKETS - 1, b));
-		bucket[i] = (uint16) b;
-		count[b + 1]++;
-		nlive++;
-	}
+		count[bucket[i] + 1]++;
 	for (int b = 0; b < NBUCKETS; b++)
 		count[b + 1] += count[b];
+	nlive = count[NBUCKETS];
 	for (i = 0; i < nr; i++)
 	{
 		if (bucket[i] < NBUCKETS)
@@ -421,7 +490,7 @@ spm_range_topk(SpmRangeScan *s)
 				if (s->fallback_cost > 0 && scored % SPM_RANGE_CHECK_EVERY == 0 &&
 					(double) (s->counters->postings_decoded - read0) >=
 					s->fallback_cost * SPM_RANGE_PROBE &&
-					too_costly(s, &topk, maxub, count, pos + 1, nlive, margin,
+					too_costly(s, &topk, maxub, bscale, count, pos + 1, nlive, margin,
 							   (double) (s->counters->postings_decoded - read0)))
 				{
 					gave_up = true;

@@ -12,8 +12,9 @@ SET enable_seqscan = off;
 -- document i: 8 terms of its run's topic (runs of 64 docids, 12 topics of
 -- 20 terms), 3 common terms; weights tied (0.5 .. 2 in steps of 0.5) in
 -- every third document
-CREATE FUNCTION spm_topic_sv(i int) RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
-	SELECT to_sparsevec(array_agg(t ORDER BY t), array_agg(w ORDER BY t), 300)
+CREATE FUNCTION spm_topic_sv(i int, stride int DEFAULT 1, dims int DEFAULT 300)
+RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
+	SELECT to_sparsevec(array_agg(t * stride ORDER BY t), array_agg(w ORDER BY t), dims)
 	FROM (
 		SELECT DISTINCT ON (t) t, w
 		FROM (
@@ -38,8 +39,9 @@ CREATE INDEX spm_r_idx ON spm_r USING sparse_maxscore (v) WITH (pending_list_lim
 -- 24 queries: a topic's terms (positive, tied in every other query), and
 -- every sixth with one negative weight
 CREATE TABLE spm_rq (qid int, q sparsevec);
-INSERT INTO spm_rq SELECT n, (
-	SELECT to_sparsevec(array_agg(t ORDER BY t), array_agg(w ORDER BY t), 300)
+CREATE FUNCTION spm_topic_q(n int, stride int DEFAULT 1, dims int DEFAULT 300)
+RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
+	SELECT to_sparsevec(array_agg(t * stride ORDER BY t), array_agg(w ORDER BY t), dims)
 	FROM (
 		SELECT DISTINCT ON (t) t,
 			(CASE WHEN n % 6 = 0 AND k = 1 THEN -1 ELSE 1 END *
@@ -50,12 +52,14 @@ INSERT INTO spm_rq SELECT n, (
 			FROM generate_series(1, 6) k
 		) e
 		ORDER BY t
-	) e2)
-FROM generate_series(1, 24) n;
+	) e2
+$$;
+INSERT INTO spm_rq SELECT n, spm_topic_q(n) FROM generate_series(1, 24) n;
 
 -- every query, every LIMIT, under the current algorithm: the number of
 -- comparisons and the first difference, if any
-CREATE FUNCTION spm_ranges_check(filter text DEFAULT '', tab text DEFAULT 'spm_r')
+CREATE FUNCTION spm_ranges_check(filter text DEFAULT '', tab text DEFAULT 'spm_r',
+	qtab text DEFAULT 'spm_rq')
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
@@ -63,7 +67,7 @@ DECLARE
 	res text;
 	n int := 0;
 BEGIN
-	FOR r IN SELECT qid, q FROM spm_rq ORDER BY qid LOOP
+	FOR r IN EXECUTE format('SELECT qid, q FROM %I ORDER BY qid', qtab) LOOP
 		FOREACH lim IN ARRAY ARRAY[1, 10, 100, NULL]::bigint[] LOOP
 			res := spm_check(format('SELECT id, v <#> %L::sparsevec AS d FROM %I %s ORDER BY v <#> %L::sparsevec',
 				r.q, tab, filter, r.q), lim);
@@ -168,8 +172,42 @@ SELECT sparse_maxscore_verify('spm_r3_idx') LIKE 'segments=1 %' AS verified;
 RESET sparse_maxscore.algorithm;
 DROP TABLE spm_r3;
 
-DROP FUNCTION spm_ranges_check(text, text);
+-- more than 65,536 dimensions: the forward copy keeps 32-bit terms (src/README
+-- "Ranges"), through build, flush and merge
+CREATE TABLE spm_rw (id int NOT NULL, v sparsevec(70000), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_rw SELECT i, CASE WHEN i % 97 = 0 THEN NULL ELSE spm_topic_sv(i, 233, 70000) END, i % 5
+FROM generate_series(1, 1500) i;
+CREATE INDEX spm_rw_idx ON spm_rw USING sparse_maxscore (v) WITH (pending_list_limit = 4096);
+CREATE TABLE spm_rqw (qid int, q sparsevec);
+INSERT INTO spm_rqw SELECT n, spm_topic_q(n, 233, 70000) FROM generate_series(1, 24) n;
+SELECT q AS qw FROM spm_rqw WHERE qid = 1 \gset
+SET sparse_maxscore.algorithm = ranges;
+SELECT count(*) FROM (SELECT id FROM spm_rw ORDER BY v <#> :'qw' LIMIT 10) s;
+SELECT blocks_decoded = 0 AND windows > 0 AS wide_by_ranges FROM sparse_maxscore_last_scan();
+SELECT spm_ranges_check('', 'spm_rw', 'spm_rqw') AS wide_built;
+INSERT INTO spm_rw SELECT i, spm_topic_sv(i, 233, 70000), i % 5 FROM generate_series(1501, 2000) i;
+SELECT sparse_maxscore_flush('spm_rw_idx');
+SELECT spm_ranges_check('WHERE grp <> 2', 'spm_rw', 'spm_rqw') AS wide_flushed;
+SELECT sparse_maxscore_compact('spm_rw_idx');
+SELECT spm_ranges_check('', 'spm_rw', 'spm_rqw') AS wide_merged;
+SELECT sparse_maxscore_verify('spm_rw_idx') LIKE 'segments=1 %' AS verified;
+RESET sparse_maxscore.algorithm;
+SELECT spm_ranges_check('', 'spm_rw', 'spm_rqw') AS wide_auto;
+DROP TABLE spm_rw, spm_rqw;
+-- the same documents in 300 and in 70,000 dimensions: only the forward
+-- copy differs, 6 bytes an element against 8
+CREATE TABLE spm_rs (v sparsevec(300));
+INSERT INTO spm_rs SELECT spm_topic_sv(i) FROM generate_series(1, 3000) i;
+CREATE TABLE spm_rs_wide (v sparsevec(70000));
+INSERT INTO spm_rs_wide SELECT regexp_replace(v::text, '/300$', '/70000')::sparsevec FROM spm_rs;
+CREATE INDEX spm_rs_idx ON spm_rs USING sparse_maxscore (v);
+CREATE INDEX spm_rs_wide_idx ON spm_rs_wide USING sparse_maxscore (v);
+SELECT pg_relation_size('spm_rs_idx') < pg_relation_size('spm_rs_wide_idx') AS fwd16_smaller;
+DROP TABLE spm_rs, spm_rs_wide;
+
+DROP FUNCTION spm_ranges_check(text, text, text);
 DROP TABLE spm_rq;
 DROP TABLE spm_r;
-DROP FUNCTION spm_topic_sv(int);
+DROP FUNCTION spm_topic_sv(int, int, int);
+DROP FUNCTION spm_topic_q(int, int, int);
 RESET enable_seqscan;

@@ -30,8 +30,10 @@
  * ----------------------------------------------------------------
  */
 #define SPM_MAGIC			0x53504D31	/* "SPM1" */
-#define SPM_VERSION			3	/* 2: packed docid deltas (spmblock.h);
-								 * 3: range maxima and forward copy */
+#define SPM_VERSION			4	/* 2: packed docid deltas (spmblock.h);
+								 * 3: range maxima and forward copy;
+								 * 4: 16-bit terms in the forward copy
+								 * (SPM_SEG_FWD16) */
 #define SPM_VERSION_OLDEST	1	/* the oldest format this library reads */
 #define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
 
@@ -214,6 +216,21 @@ typedef struct SpmSegmentHeaderData
 
 /* segment header flags, besides SPM_META_NEGATIVE */
 #define SPM_SEG_RANGES		0x0100	/* has range maxima and forward copy */
+#define SPM_SEG_FWD16		0x0200	/* the forward copy's terms are 16-bit
+									 * (README "Ranges"; with SPM_SEG_RANGES,
+									 * when dims <= SPM_FWD16_DIMS) */
+#define SPM_FWD16_DIMS		65536
+
+/*
+ * Bytes of the elements of a forward-copy document of nnz elements, after
+ * its element count: (term, weight) pairs of 8 bytes, or with 16-bit terms
+ * the terms, zeros up to a multiple of 4 bytes, then the weights.
+ */
+static inline uint64
+spm_fwd_elems_bytes(bool fwd16, uint64 nnz)
+{
+	return fwd16 ? TYPEALIGN(4, 2 * nnz) + 4 * nnz : 8 * nnz;
+}
 
 typedef SpmSegmentHeaderData *SpmSegmentHeader;
 
@@ -266,7 +283,10 @@ typedef struct SpmSkipEntry
  *
  * The forward copy holds every document in local docid order: a uint32
  * element count, then that many SpmFwdElem in ascending term order (0
- * elements for NULL rows and documents written dead).
+ * elements for NULL rows and documents written dead); in segments with
+ * SPM_SEG_FWD16 (version 4, dims <= 65536) the count, then the terms as
+ * uint16, zeros up to a multiple of 4 bytes, then the float4 weights
+ * (spm_fwd_elems_bytes).
  *
  * RANGEIDX: nranges + 1 uint64 forward-copy offsets (range r starts at
  * the r-th, the last is fwd_bytes), padded to 16 bytes, then one
@@ -525,6 +545,8 @@ extern void SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind,
 extern const char *SpmLockStream(Relation index, SpmSegment *seg,
 								 SpmStreamKind kind, uint64 x, uint32 *avail,
 								 SpmPin *pin);
+extern uint64 SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos,
+							  uint32 nnz, SpmFwdElem *out, SpmPin *pin);
 extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,
 							 SpmPin *pin);
 extern void SpmReadRangeDesc(Relation index, SpmSegment *seg, uint32 ordinal,

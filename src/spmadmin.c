@@ -266,6 +266,7 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 	uint64		elems = 0;
 	int32		cap = 256;
 	SpmFwdElem *buf = palloc(cap * sizeof(SpmFwdElem));
+	bool		fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
 
 	*hash = 0;
 	for (uint32 d = 0; d < seg->hdr.ndocs; d++)
@@ -278,7 +279,7 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 						seg->segment_id, d / SPM_RANGE_DOCS, d);
 		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, sizeof(uint32), &nnz, &pin);
 		pos += sizeof(uint32);
-		if (nnz > (seg->hdr.fwd_bytes - pos) / sizeof(SpmFwdElem))
+		if (spm_fwd_elems_bytes(fwd16, nnz) > seg->hdr.fwd_bytes - pos)
 			verify_fail(index, "segment %u document %u of the forward copy is too long",
 						seg->segment_id, d);
 		if (nnz > 0 && bitset_get(nulls, d))
@@ -289,9 +290,7 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 			cap = Max((int32) nnz, 2 * cap);
 			buf = repalloc(buf, cap * sizeof(SpmFwdElem));
 		}
-		SpmReadStream(index, seg, SPM_STREAM_FWD, pos,
-					  (Size) nnz * sizeof(SpmFwdElem), buf, &pin);
-		pos += (uint64) nnz * sizeof(SpmFwdElem);
+		pos = SpmReadFwdElems(index, seg, pos, nnz, buf, &pin);
 		for (uint32 i = 0; i < nnz; i++)
 		{
 			if ((i > 0 && buf[i].term <= buf[i - 1].term) ||

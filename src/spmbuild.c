@@ -97,6 +97,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		float	   *vals = SPV_VALUES(v);
 
 		SpmCheckVector(index, v, &st->dims);
+		/* before the document: the forward copy's layout depends on it */
+		spm_writer_set_dims(st->writer, st->dims);
 		spm_writer_doc(st->writer, tid, 0, v->nnz);
 		spm_writer_doc_elems(st->writer, v->indices, vals, v->nnz);
 		for (int i = 0; i < v->nnz; i++)

@@ -144,6 +144,8 @@ spm_flush_locked(Relation index, Size mem)
 								 copy.next_segment_id, copy.pending_docid_lo);
 	if (!spm_get_options(index)->ranges)
 		spm_writer_no_ranges(fs.writer);
+	/* before the documents: the forward copy's layout depends on it */
+	spm_writer_set_dims(fs.writer, copy.dims);
 	fs.sorter = spm_sorter_begin(mem, false);
 	spm_pending_visit(index, copy.pending_head, copy.pending_docid_lo,
 					  copy.pending_docid_lo + copy.pending_ndocs, sealed,

@@ -75,6 +75,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 			  SpmFwdElem **buf, int32 *cap)
 {
 	uint32		nnz;
+	bool		fwd16 = (x->seg->hdr.flags & SPM_SEG_FWD16) != 0;
 
 	if (!x->fwd_started)
 	{
@@ -83,7 +84,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		{
 			SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
 						  sizeof(uint32), &nnz, pin);
-			x->fwd_pos += sizeof(uint32) + (uint64) nnz * sizeof(SpmFwdElem);
+			x->fwd_pos += sizeof(uint32) + spm_fwd_elems_bytes(fwd16, nnz);
 		}
 		x->fwd_started = true;
 	}
@@ -94,7 +95,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		fwd_corrupt(index, x);
 	if (!alive)
 	{
-		x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
+		x->fwd_pos += spm_fwd_elems_bytes(fwd16, nnz);
 		spm_writer_doc(w, tid, flags, 0);
 		return;
 	}
@@ -103,9 +104,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		*cap = Max((int32) nnz, 2 * *cap);
 		*buf = repalloc(*buf, *cap * sizeof(SpmFwdElem));
 	}
-	SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
-				  (Size) nnz * sizeof(SpmFwdElem), *buf, pin);
-	x->fwd_pos += (uint64) nnz * sizeof(SpmFwdElem);
+	x->fwd_pos = SpmReadFwdElems(index, x->seg, x->fwd_pos, nnz, *buf, pin);
 	for (uint32 i = 0; i < nnz; i++)
 	{
 		if ((i > 0 && (*buf)[i].term <= (*buf)[i - 1].term) ||

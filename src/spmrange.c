@@ -326,19 +326,41 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 		s->next_doc(s->arg, &doc);
 		if (doc.nnz == 0 || (s->is_alive && !s->is_alive(s->arg, d)))
 			continue;
-		for (int i = 0; i < doc.nnz; i++)
+		if (doc.elems)
 		{
-			uint32		t = doc.elems[i].term;
-
-			if ((int64) t <= prev)
-				range_corrupt(s, "a document of the forward copy is not in ascending term order");
-			prev = t;
-			if (filter_has(filter, t))
+			for (int i = 0; i < doc.nnz; i++)
 			{
-				int			j = find_term(qt, nq, t);
+				uint32		t = doc.elems[i].term;
 
-				if (j >= 0)
-					score = spv_score_add(score, qt[j].q, doc.elems[i].w);
+				if ((int64) t <= prev)
+					range_corrupt(s, "a document of the forward copy is not in ascending term order");
+				prev = t;
+				if (filter_has(filter, t))
+				{
+					int			j = find_term(qt, nq, t);
+
+					if (j >= 0)
+						score = spv_score_add(score, qt[j].q, doc.elems[i].w);
+				}
+			}
+		}
+		else
+		{
+			/* the same with 16-bit terms and the weights apart */
+			for (int i = 0; i < doc.nnz; i++)
+			{
+				uint32		t = doc.terms16[i];
+
+				if ((int64) t <= prev)
+					range_corrupt(s, "a document of the forward copy is not in ascending term order");
+				prev = t;
+				if (filter_has(filter, t))
+				{
+					int			j = find_term(qt, nq, t);
+
+					if (j >= 0)
+						score = spv_score_add(score, qt[j].q, doc.w16[i]);
+				}
 			}
 		}
 		s->counters->postings_decoded += doc.nnz;

@@ -49,11 +49,17 @@ typedef struct SpmRangeTerm
 	int			id;				/* the caller's own number, for callbacks */
 } SpmRangeTerm;
 
-/* a document of the forward copy: elements in ascending term order */
+/*
+ * A document of the forward copy: nnz elements in ascending term order,
+ * either as (term, weight) pairs in elems, or (elems NULL) as 16-bit terms
+ * in terms16 and their weights in w16.
+ */
 typedef struct SpmRangeDoc
 {
 	int32		nnz;
 	const SpmFwdElem *elems;
+	const uint16 *terms16;
+	const float *w16;
 } SpmRangeDoc;
 
 /*

@@ -270,6 +270,7 @@ typedef struct RangeReader
 	char	   *buf;			/* a document that straddles pages */
 	Size		cap;
 	uint32		ndocs;			/* the kernel reads local docids below */
+	bool		fwd16;			/* 16-bit terms (SPM_SEG_FWD16) */
 } RangeReader;
 
 /*
@@ -339,8 +340,9 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 {
 	RangeReader *rr = arg;
 	uint32		nnz;
-	Size		need;
-	const SpmFwdElem *e;
+	uint64		need;
+	const char *e;
+	uint32		last;
 
 	if (rr->end - rr->pos < sizeof(uint32))
 		range_doc_corrupt(rr);
@@ -358,28 +360,42 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 	/* offsets are multiples of 4 and so is a page's content: no straddle */
 	memcpy(&nnz, rr->page + (rr->pos - rr->page_lo), sizeof(uint32));
 	rr->pos += sizeof(uint32);
-	if (nnz > (rr->end - rr->pos) / sizeof(SpmFwdElem))
+	need = spm_fwd_elems_bytes(rr->fwd16, nnz);
+	if (need > rr->end - rr->pos)
 		range_doc_corrupt(rr);
-	need = (Size) nnz * sizeof(SpmFwdElem);
 	if (rr->pos + need <= rr->page_hi)
-		e = (const SpmFwdElem *) (rr->page + (rr->pos - rr->page_lo));
+		e = rr->page + (rr->pos - rr->page_lo);
 	else
 	{
 		range_unlock(rr);
 		if (need > rr->cap)
 		{
-			rr->cap = Max(need, 2 * rr->cap);
+			rr->cap = Max((Size) need, 2 * rr->cap);
 			rr->buf = repalloc(rr->buf, rr->cap);
 		}
 		SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, rr->pos, need,
 					  rr->buf, &rr->fwdpin);
-		e = (const SpmFwdElem *) rr->buf;
+		e = rr->buf;
 	}
 	rr->pos += need;
-	if (nnz > 0 && e[nnz - 1].term >= (uint32) rr->r.seg->hdr.dims)
-		range_doc_corrupt(rr);
 	doc->nnz = (int32) nnz;
-	doc->elems = e;
+	if (rr->fwd16)
+	{
+		/* offsets are multiples of 4, and so is the weights' start */
+		doc->elems = NULL;
+		doc->terms16 = (const uint16 *) e;
+		doc->w16 = (const float *) (e + TYPEALIGN(4, 2 * (Size) nnz));
+		last = nnz > 0 ? doc->terms16[nnz - 1] : 0;
+	}
+	else
+	{
+		doc->elems = (const SpmFwdElem *) e;
+		doc->terms16 = NULL;
+		doc->w16 = NULL;
+		last = nnz > 0 ? doc->elems[nnz - 1].term : 0;
+	}
+	if (nnz > 0 && last >= (uint32) rr->r.seg->hdr.dims)
+		range_doc_corrupt(rr);
 }
 
 /* a range read whole ends where the next begins */
@@ -463,6 +479,7 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	rr.r.bitpin.buf = InvalidBuffer;
 	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 	rr.desc = desc;
+	rr.fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
 	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
 	rr.cap = 4096;
 	rr.buf = palloc(rr.cap);

@@ -205,6 +205,9 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 			 seg->hdr.nranges >= SPM_RANGE_LIMIT ||
 			 seg->hdr.fwd_bytes < (uint64) seg->hdr.ndocs * sizeof(uint32) :
 			 seg->hdr.nranges != 0) ||
+			((seg->hdr.flags & SPM_SEG_FWD16) &&
+			 (!(seg->hdr.flags & SPM_SEG_RANGES) || seg->hdr.dims < 1 ||
+			  seg->hdr.dims > SPM_FWD16_DIMS)) ||
 			seg->hdr.nfwd != stream_pages(seg->hdr.fwd_bytes) ||
 			seg->hdr.nrangemax != stream_pages(seg->hdr.rangemax_bytes) ||
 			seg->hdr.nrangeidx != stream_pages(rangeidx_bytes(&seg->hdr)))
@@ -664,6 +667,50 @@ SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
 		x += n;
 		len -= n;
 	}
+}
+
+/*
+ * Read the nnz elements of the forward-copy document whose elements start
+ * at stream offset pos into out[], in the segment's layout (spm.h,
+ * spm_fwd_elems_bytes); returns the offset after them.  The caller checks
+ * their order and range.
+ */
+uint64
+SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos, uint32 nnz,
+				SpmFwdElem *out, SpmPin *pin)
+{
+	bool		fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
+	uint64		len = spm_fwd_elems_bytes(fwd16, nnz);
+
+	if (pos > seg->hdr.fwd_bytes || len > seg->hdr.fwd_bytes - pos)
+		corrupt(index, seg, "read beyond the end of the range data or forward copy");
+	if (!fwd16)
+		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, len, out, pin);
+	else
+	{
+		/*
+		 * The terms go to the last quarter of out first; moving them to
+		 * out[i].term in ascending i never overwrites one not yet moved.
+		 */
+		uint16	   *terms = (uint16 *) (out + nnz) - nnz;
+		uint64		wpos = pos + TYPEALIGN(4, 2 * (uint64) nnz);
+
+		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, 2 * (Size) nnz, terms, pin);
+		for (uint32 i = 0; i < nnz; i++)
+			out[i].term = terms[i];
+		for (uint32 i = 0; i < nnz;)
+		{
+			float		w[256];
+			uint32		n = Min(nnz - i, (uint32) lengthof(w));
+
+			SpmReadStream(index, seg, SPM_STREAM_FWD, wpos + 4 * (uint64) i,
+						  4 * (Size) n, w, pin);
+			for (uint32 j = 0; j < n; j++)
+				out[i + j].w = w[j];
+			i += n;
+		}
+	}
+	return pos + len;
 }
 
 /* the forward-copy offset of range r (r = nranges: the end) */

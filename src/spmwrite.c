@@ -119,6 +119,12 @@ struct SpmWriter
 	SpmByteStream rmax;
 	int32		doc_left;		/* elements of the current document to come */
 	int64		doc_prev;		/* its last term so far, -1 if none */
+	int			fwd16;			/* 16-bit terms (SPM_SEG_FWD16): -1 until
+								 * the first document with elements */
+	uint16	   *doc_terms;		/* with 16-bit terms, the current document */
+	float	   *doc_w;			/* is kept here until it is complete */
+	int32		doc_n;
+	int32		doc_cap;
 	uint64	   *range_off;		/* forward-copy offset of each range */
 	uint32		range_cap;
 	SpmRangeDesc *rdesc;		/* per dictionary entry */
@@ -334,6 +340,10 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 	w->rmax.blk = palloc(w->rmax.cap * sizeof(uint32));
 	w->range_cap = 64;
 	w->range_off = palloc(w->range_cap * sizeof(uint64));
+	w->fwd16 = -1;
+	w->doc_cap = 64;
+	w->doc_terms = palloc(w->doc_cap * sizeof(uint16));
+	w->doc_w = palloc(w->doc_cap * sizeof(float));
 	w->rdesc_cap = 64;
 	w->rdesc = palloc(w->rdesc_cap * sizeof(SpmRangeDesc));
 	w->t_cap = 64;
@@ -385,6 +395,16 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 		bytes_put(w, &w->fwd, &n32, sizeof(uint32));
 		w->doc_left = nnz;
 		w->doc_prev = -1;
+		w->doc_n = 0;
+		/* the layout, once the dimensions are known (spm_writer_set_dims) */
+		if (nnz > 0 && w->fwd16 < 0)
+			w->fwd16 = w->dims >= 1 && w->dims <= SPM_FWD16_DIMS;
+		if (w->fwd16 > 0 && nnz > w->doc_cap)
+		{
+			w->doc_cap = Max(nnz, 2 * w->doc_cap);
+			w->doc_terms = repalloc(w->doc_terms, w->doc_cap * sizeof(uint16));
+			w->doc_w = repalloc(w->doc_w, w->doc_cap * sizeof(float));
+		}
 	}
 
 	if (d == PG_UINT32_MAX)
@@ -437,8 +457,32 @@ spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n)
 			elog(ERROR, "sparse_maxscore: document elements out of order");
 		w->doc_prev = elems[i].term;
 	}
-	bytes_put(w, &w->fwd, elems, (Size) n * sizeof(SpmFwdElem));
 	w->doc_left -= n;
+	if (w->fwd16 <= 0)
+	{
+		bytes_put(w, &w->fwd, elems, (Size) n * sizeof(SpmFwdElem));
+		return;
+	}
+
+	/* 16-bit terms: the terms, zeros to a multiple of 4, the weights */
+	if (w->doc_prev >= SPM_FWD16_DIMS)
+		elog(ERROR, "sparse_maxscore: term %u in a forward copy of 16-bit terms",
+			 (uint32) w->doc_prev);
+	for (int i = 0; i < n; i++)
+	{
+		w->doc_terms[w->doc_n] = (uint16) elems[i].term;
+		w->doc_w[w->doc_n] = elems[i].w;
+		w->doc_n++;
+	}
+	if (w->doc_left == 0 && w->doc_n > 0)
+	{
+		uint16		pad = 0;
+
+		bytes_put(w, &w->fwd, w->doc_terms, (Size) w->doc_n * sizeof(uint16));
+		if (w->doc_n % 2)
+			bytes_put(w, &w->fwd, &pad, sizeof(uint16));
+		bytes_put(w, &w->fwd, w->doc_w, (Size) w->doc_n * sizeof(float));
+	}
 }
 
 /* the same from a vector's index and value arrays */
@@ -811,7 +855,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.nterms = w->nterms;
 	hdr.npostings = w->npostings;
 	hdr.nnull = w->nnull;
-	hdr.flags = w->flags | (has_ranges ? SPM_SEG_RANGES : 0);
+	hdr.flags = w->flags | (has_ranges ? SPM_SEG_RANGES : 0) |
+		(has_ranges && w->fwd16 > 0 ? SPM_SEG_FWD16 : 0);
 	hdr.dims = w->dims;
 	hdr.ndocmap = w->ndocmap;
 	hdr.nalive = nalive;
@@ -919,6 +964,8 @@ spm_writer_free(SpmWriter *w)
 	pfree(w->rdesc);
 	pfree(w->t_range);
 	pfree(w->t_max);
+	pfree(w->doc_terms);
+	pfree(w->doc_w);
 	if (w->levels)
 		pfree(w->levels);
 	pfree(w);

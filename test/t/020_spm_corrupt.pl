@@ -262,7 +262,14 @@ my @cases = (
 			return ($b, $HDR + 4, pack('V', 39));
 		},
 		qr/forward copy is not canonical/, 'scan may pass' ],
-	[ 'forward copy: a weight changed', sub { return ((pages_of($_[0], 'forward'))[0], $HDR + 8, pack('f<', 1234.5)) },
+	# dims 40: 16-bit terms (format 4), then the weights after them
+	[ 'forward copy: a weight changed',
+		sub {
+			my $b = (pages_of($_[0], 'forward'))[0];
+			my $nnz = u32(read_page($_[0], $b), $HDR);
+			die 'the first document has no elements' unless $nnz >= 1;
+			return ($b, $HDR + 4 + 4 * int(($nnz + 1) / 2), pack('f<', 1234.5));
+		},
 		qr/does not hold the same postings/, 'scan may pass' ],
 	[ 'pending tuple: docid', sub { return ((pages_of($_[0], 'pending'))[0], $HDR, pack('Q<', 12345678)) },
 		qr/corrupted pending-list page/ ],
@@ -386,11 +393,12 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 
 # ---- the format version (metapage offset 28) ----
 # Version 1 (varbyte blocks only) is still read; a writer that adds a
-# segment raises it to 3, the version of range data (2: packed blocks).  A later version
+# segment raises it to 4, the version of 16-bit terms in the forward copy
+# (2: packed blocks, 3: range data).  A later version
 # than the library's is refused with a hint to REINDEX, and REINDEX works.
 {
 	my $file = fresh_index();
-	is(u32(read_page($file, 0), 28), 3, 'a new index has format version 3');
+	is(u32(read_page($file, 0), 28), 4, 'a new index has format version 4');
 
 	$node->stop;
 	write_bytes($file, 0, 28, pack('V', 1));
@@ -401,16 +409,16 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 	is($code, 'ok', 'verify accepts a version-1 metapage') or diag($msg);
 	$node->safe_psql('postgres', q{INSERT INTO t SELECT 1000 + i, '{1:1,2:2}/40' FROM generate_series(1, 300) i;
 		SELECT sparse_maxscore_flush('t_idx'); CHECKPOINT});
-	is(u32(read_page($file, 0), 28), 3, 'a flush that writes a segment raises the version to 3');
+	is(u32(read_page($file, 0), 28), 4, 'a flush that writes a segment raises the version to 4');
 	spmw_exact_ok($node, 't', 40, 'after the flush into a version-1 index');
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000');
 
 	$node->stop;
-	write_bytes($file, 0, 28, pack('V', 4));
+	write_bytes($file, 0, 28, pack('V', 5));
 	$node->start;
 	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
 	is($code, '55000', 'a later format version is refused');
-	like($msg, qr/has format version 4, this library reads versions 1 to 3/, 'the message gives both versions');
+	like($msg, qr/has format version 5, this library reads versions 1 to 4/, 'the message gives both versions');
 	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
 	($code, $msg) = run_sql("SELECT sparse_maxscore_verify('t_idx')");
 	is($code, 'ok', 'REINDEX replaces a later format version') or diag($msg);

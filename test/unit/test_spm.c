@@ -1683,6 +1683,8 @@ test_range_trials(void)
 			seg.max_chunk = rnd_below(4) == 0 ? 0 : 1 + rnd_below(rnd_below(2) ? 16 : 300);
 			seg.overlong = rnd_below(3) == 0;
 			seg.chunk_rng = rnd();
+			/* half the segments whose terms fit hold them in 16 bits */
+			seg.fwd16 = ids[vocab - 1] < 65536 && rnd_below(2);
 
 			/* sometimes a fallback: the query terms' postings, scaled */
 			if (rnd_below(4) == 0)
@@ -1693,9 +1695,9 @@ test_range_trials(void)
 			}
 
 			snprintf(what, sizeof(what),
-					 "range corpus %d (%u docs, scan %u, vocab %u, %s%s, ids %d) query %d (%d terms) k %d%s%s%s",
+					 "range corpus %d (%u docs, scan %u, vocab %u, %s%s, ids %d%s) query %d (%d terms) k %d%s%s%s",
 					 ci, ndocs, sndocs, vocab, rw_names[style],
-					 topical ? " topical" : "", idstyle, qi, n, k,
+					 topical ? " topical" : "", idstyle, seg.fwd16 ? " fwd16" : "", qi, n, k,
 					 after.active ? " after" : "", use_alive ? " alive" : "",
 					 fallback > 0 ? " fallback" : "");
 			if (range_check(&seg, terms, n, lo, sndocs, use_alive ? alive : NULL,

@@ -295,6 +295,8 @@ next_doc(void *arg, SpmRangeDoc *doc)
 	s->doc_len = 0;
 	doc->nnz = 0;
 	doc->elems = NULL;
+	doc->terms16 = NULL;
+	doc->w16 = NULL;
 	if (s->cur < 0 || s->next_local >= range_end_doc(s, (uint32) s->cur))
 	{
 		breach(s, "next_doc outside a range or past its end (range %lld, docid %u)",
@@ -318,9 +320,28 @@ next_doc(void *arg, SpmRangeDoc *doc)
 			s->doc[s->doc_cur] = palloc(sizeof(SpmFwdElem) * s->doc_cap[s->doc_cur]);
 		}
 		e = s->doc[s->doc_cur];
-		memcpy(e, d->elems, sizeof(SpmFwdElem) * d->nnz);
 		s->doc_len = d->nnz;
-		doc->elems = e;
+		if (s->fwd16)
+		{
+			/* the layout of spm_fwd_elems_bytes, in the same buffer */
+			uint16	   *t16 = (uint16 *) e;
+			float	   *w16 = (float *) ((char *) e + TYPEALIGN(4, 2 * d->nnz));
+
+			for (int32 i = 0; i < d->nnz; i++)
+			{
+				if (d->elems[i].term >= 65536)
+					breach(s, "a 16-bit forward copy with term %u", d->elems[i].term);
+				t16[i] = (uint16) d->elems[i].term;
+				w16[i] = d->elems[i].w;
+			}
+			doc->terms16 = t16;
+			doc->w16 = w16;
+		}
+		else
+		{
+			memcpy(e, d->elems, sizeof(SpmFwdElem) * d->nnz);
+			doc->elems = e;
+		}
 	}
 }
 

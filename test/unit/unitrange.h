@@ -40,6 +40,11 @@ typedef struct UnitRangeSeg
 	uint32		max_chunk;
 	bool		overlong;
 	uint64		chunk_rng;
+	/*
+	 * Hand documents out as SPM_SEG_FWD16 segments hold them (16-bit
+	 * terms, then the weights; elems NULL); every id must be below 65536.
+	 */
+	bool		fwd16;
 
 	/* the scan being served (unit_range_scan) */
 	const SpmRangeTerm *terms;

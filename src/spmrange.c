@@ -302,6 +302,27 @@ find_term(const SpmRangeTerm *qt, int nq, uint32 t)
 }
 
 /*
+ * One element (term t, weight w) of a document, after the one whose term
+ * was *prev: the score with it added if t is a query term.
+ */
+static inline double
+score_elem(SpmRangeScan *s, const uint64 *filter, uint32 t, float w,
+		   int64 *prev, double score)
+{
+	if ((int64) t <= *prev)
+		range_corrupt(s, "a document of the forward copy is not in ascending term order");
+	*prev = t;
+	if (filter_has(filter, t))
+	{
+		int			j = find_term(s->terms, s->nterms, t);
+
+		if (j >= 0)
+			score = spv_score_add(score, s->terms[j].q, w);
+	}
+	return score;
+}
+
+/*
  * Score range r: every live document of it with a positive score after
  * the cursor is offered to the heap.  The document's elements are taken
  * in their (ascending, checked here) term order and the matching ones
@@ -312,8 +333,6 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 {
 	uint32		first = r << SPM_RANGE_SHIFT;
 	uint32		end = Min(first + SPM_RANGE_DOCS, s->ndocs);
-	const SpmRangeTerm *qt = s->terms;
-	int			nq = s->nterms;
 
 	s->range_begin(s->arg, r);
 	for (uint32 d = first; d < end; d++)
@@ -326,42 +345,18 @@ score_range(SpmRangeScan *s, const uint64 *filter, uint32 r)
 		s->next_doc(s->arg, &doc);
 		if (doc.nnz == 0 || (s->is_alive && !s->is_alive(s->arg, d)))
 			continue;
+		/* one loop per layout, each with the element's term and weight */
 		if (doc.elems)
 		{
 			for (int i = 0; i < doc.nnz; i++)
-			{
-				uint32		t = doc.elems[i].term;
-
-				if ((int64) t <= prev)
-					range_corrupt(s, "a document of the forward copy is not in ascending term order");
-				prev = t;
-				if (filter_has(filter, t))
-				{
-					int			j = find_term(qt, nq, t);
-
-					if (j >= 0)
-						score = spv_score_add(score, qt[j].q, doc.elems[i].w);
-				}
-			}
+				score = score_elem(s, filter, doc.elems[i].term,
+								   doc.elems[i].w, &prev, score);
 		}
 		else
 		{
-			/* the same with 16-bit terms and the weights apart */
 			for (int i = 0; i < doc.nnz; i++)
-			{
-				uint32		t = doc.terms16[i];
-
-				if ((int64) t <= prev)
-					range_corrupt(s, "a document of the forward copy is not in ascending term order");
-				prev = t;
-				if (filter_has(filter, t))
-				{
-					int			j = find_term(qt, nq, t);
-
-					if (j >= 0)
-						score = spv_score_add(score, qt[j].q, doc.w16[i]);
-				}
-			}
+				score = score_elem(s, filter, doc.terms16[i], doc.w16[i],
+								   &prev, score);
 		}
 		s->counters->postings_decoded += doc.nnz;
 		s->counters->candidates++;

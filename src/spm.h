@@ -480,6 +480,15 @@ typedef struct SpmSegment
 	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
 	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
 
+	/*
+	 * Range pruning under sparse_maxscore.algorithm = auto, in this
+	 * backend: how many rounds in a row it gave up on the segment, and
+	 * how many rounds go straight to MaxScore before it tries again
+	 * (spmscan.c range_round).
+	 */
+	uint32		range_fails;
+	uint32		range_skip;
+
 	MemoryContext cxt;
 	uint64		stamp;			/* last round that used it */
 } SpmSegment;

@@ -426,6 +426,9 @@ range_is_alive(void *arg, uint32 local)
  */
 #define SPM_RANGE_FALLBACK	1.0
 
+/* at most 2^SPM_RANGE_BACKOFF - 1 rounds skipped after give-ups in a row */
+#define SPM_RANGE_BACKOFF	6
+
 /*
  * The positive round's top-k of a segment by range pruning, if the
  * segment and the query allow it (see spmrange.h); returns false, having
@@ -450,6 +453,11 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 		!(seg->hdr.flags & SPM_SEG_RANGES) ||
 		(seg->hdr.flags & SPM_META_NEGATIVE))
 		return false;
+	if (so->range_fallback && seg->range_skip > 0)
+	{
+		seg->range_skip--;
+		return false;
+	}
 
 	terms = palloc(Max(q->nnz, 1) * sizeof(SpmRangeTerm));
 	desc = palloc(Max(q->nnz, 1) * sizeof(SpmRangeDesc *));
@@ -504,6 +512,23 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.relname = RelationGetRelationName(scan->indexRelation);
 	s.counters = &so->counters;
 	done = spm_range_topk(&s);
+
+	/*
+	 * Under auto, a segment where range pruning keeps giving up (a corpus
+	 * whose bounds do not prune) is left to MaxScore for 1, 3, 7 .. 63
+	 * rounds after 1, 2, 3 .. 6 give-ups in a row, then tried again; one
+	 * round that finishes starts the count afresh.
+	 */
+	if (so->range_fallback)
+	{
+		if (done)
+			seg->range_fails = 0;
+		else
+		{
+			seg->range_fails = Min(seg->range_fails + 1, SPM_RANGE_BACKOFF);
+			seg->range_skip = ((uint32) 1 << seg->range_fails) - 1;
+		}
+	}
 
 	range_unlock(&rr);
 	SpmUnpin(&rr.maxpin);

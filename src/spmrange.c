@@ -442,18 +442,9 @@ spm_range_topk(SpmRangeScan *s)
 		return true;
 	}
 
-	filter = palloc0(SPM_FILTER_BITS / 8);
-	for (int t = 0; t < s->nterms; t++)
-	{
-		uint32		b = s->terms[t].term & SPM_FILTER_MASK;
-
-		filter[b >> 6] |= UINT64CONST(1) << (b & 63);
-	}
-
 	/* bucket the ranges with a bound; bucket 0 is the highest */
 	bscale = (float) (NBUCKETS - 1) / maxub;
 	bucket = palloc((Size) nr * sizeof(uint16));
-	order = palloc((Size) nr * sizeof(uint32));
 	set_buckets(ub, nr, bscale, bucket);
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < nr; i++)
@@ -467,16 +458,23 @@ spm_range_topk(SpmRangeScan *s)
 		(double) count[bucket_of(0.5f * maxub, bscale) + 1] * SPM_RANGE_DOCS *
 		s->elems_per_doc > SPM_RANGE_EARLY * s->fallback_cost)
 	{
-		pfree(filter);
-		pfree(order);
 		pfree(bucket);
 		pfree(ub);
 		return false;
 	}
+	order = palloc((Size) nr * sizeof(uint32));
 	for (i = 0; i < nr; i++)
 	{
 		if (bucket[i] < NBUCKETS)
 			order[count[bucket[i]]++] = i;
+	}
+
+	filter = palloc0(SPM_FILTER_BITS / 8);
+	for (int t = 0; t < s->nterms; t++)
+	{
+		uint32		b = s->terms[t].term & SPM_FILTER_MASK;
+
+		filter[b >> 6] |= UINT64CONST(1) << (b & 63);
 	}
 
 	/*

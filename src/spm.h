@@ -489,6 +489,13 @@ typedef struct SpmSegment
 	uint32		range_fails;
 	uint32		range_skip;
 
+	/*
+	 * The buffer each page of the byte streams (SpmStreamKind) was last
+	 * found in, by the stream's page index, InvalidBuffer if none yet;
+	 * allocated on first use (spmsegment.c pin_page).
+	 */
+	Buffer	   *recent[3];
+
 	MemoryContext cxt;
 	uint64		stamp;			/* last round that used it */
 } SpmSegment;

@@ -23,6 +23,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SPM_AVX2_TARGET 1
+#endif
 
 #include "miscadmin.h"
 #include "sparsevec.h"
@@ -96,13 +100,80 @@ spm_range_usable(const SpmRangeTerm *terms, int nterms)
 }
 
 /*
+ * Whether spm_range_add_dense may use AVX2 where the CPU has it (the
+ * default); the unit tests clear it to check the SSE2 loop too.
+ */
+bool		spm_range_use_avx2 = true;
+
+static void add_dense_sse2(float *restrict ub, const uint8 *restrict d,
+						   float scale, uint32 n);
+
+#ifdef SPM_AVX2_TARGET
+/*
+ * The loop below with 8 lanes: a byte is widened to int32 and converted,
+ * multiplied by the scale and added, in separate instructions (the
+ * target has no FMA), so every lane computes the scalar loop's float
+ * product and sum.  Half the instructions of the SSE2 loop per range.
+ */
+__attribute__((target("avx2")))
+static void
+add_dense_avx2(float *restrict ub, const uint8 *restrict d, float scale,
+			   uint32 n)
+{
+	uint32		r = 0;
+	const __m256 s = _mm256_set1_ps(scale);
+
+	for (; r + 16 <= n; r += 16)
+	{
+		__m128i		b = _mm_loadu_si128((const __m128i *) (d + r));
+		__m256		w0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b));
+		__m256		w1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)));
+
+		_mm256_storeu_ps(ub + r, _mm256_add_ps(_mm256_loadu_ps(ub + r),
+											   _mm256_mul_ps(s, w0)));
+		_mm256_storeu_ps(ub + r + 8, _mm256_add_ps(_mm256_loadu_ps(ub + r + 8),
+												   _mm256_mul_ps(s, w1)));
+	}
+	for (; r < n; r++)
+		ub[r] += scale * d[r];
+}
+
+/* does the CPU (and the OS, for the YMM registers) support AVX2? */
+static bool
+have_avx2(void)
+{
+	static int	have = -1;
+
+	if (have < 0)
+	{
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx2") ? 1 : 0;
+	}
+	return have == 1;
+}
+#endif
+
+/*
  * ub[r] += scale * d[r] for n ranges.  GCC vectorizes the plain loop only
  * at -O3, and PostgreSQL builds at -O2, so it is written with SSE2 (every
- * x86-64 has it): the same products and sums as the scalar loop.
+ * x86-64 has it), or AVX2 when the CPU has it: the same products and sums
+ * as the scalar loop.
  */
 void
 spm_range_add_dense(float *restrict ub, const uint8 *restrict d, float scale,
 					uint32 n)
+{
+#ifdef SPM_AVX2_TARGET
+	if (spm_range_use_avx2 && have_avx2())
+		add_dense_avx2(ub, d, scale, n);
+	else
+#endif
+		add_dense_sse2(ub, d, scale, n);
+}
+
+static void
+add_dense_sse2(float *restrict ub, const uint8 *restrict d, float scale,
+			   uint32 n)
 {
 	uint32		r = 0;
 

@@ -130,4 +130,7 @@ extern bool spm_range_topk(SpmRangeScan *s);
 extern void spm_range_add_dense(float *ub, const uint8 *levels, float scale,
 								uint32 n);
 
+/* false: spm_range_add_dense does not use AVX2 (for the unit tests) */
+extern bool spm_range_use_avx2;
+
 #endif							/* SPMRANGE_H */

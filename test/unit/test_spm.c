@@ -2011,9 +2011,50 @@ test_range_usable(void)
 	CHECK(!spm_range_usable(t, 3), "the last term not checked");
 }
 
+/*
+ * spm_range_add_dense, with and without AVX2 (where the CPU has it),
+ * against the scalar loop bit for bit: random lengths (past the vector
+ * widths), unaligned starts, scales and starting bounds; nothing written
+ * outside [0, n).
+ */
+static void
+test_range_add_dense(void)
+{
+	float		ub[300];
+	float		want[300];
+	uint8		d[300];
+
+	for (int avx2 = 0; avx2 <= 1; avx2++)
+	{
+		spm_range_use_avx2 = avx2 == 1;
+		for (int trial = 0; trial < 2000; trial++)
+		{
+			uint32		off = rnd_below(8);
+			uint32		n = rnd_below(260);
+			float		scale = (float) ldexp(rnd_unit() + 0.5, (int) rnd_below(60) - 40);
+
+			for (int i = 0; i < 300; i++)
+			{
+				d[i] = (uint8) rnd_below(256);
+				ub[i] = rnd_below(4) == 0 ? 0.0f :
+					(float) ldexp(rnd_unit(), (int) rnd_below(60) - 40);
+				want[i] = ub[i];
+			}
+			for (uint32 r = 0; r < n; r++)
+				want[off + r] += scale * d[off + r];
+			spm_range_add_dense(ub + off, d + off, scale, n);
+			CHECK(memcmp(ub, want, sizeof(ub)) == 0,
+				  "add_dense (avx2 %d) n %u off %u differs from the scalar loop",
+				  avx2, n, off);
+		}
+	}
+	spm_range_use_avx2 = true;
+}
+
 static void
 test_range_pruning(void)
 {
+	test_range_add_dense();
 	test_range_level();
 	test_range_usable();
 	test_range_trials();

@@ -458,6 +458,17 @@ extern void spm_sorter_finish(SpmSorter *s, SpmWriter *w);
 extern void spm_sorter_end(SpmSorter *s);
 
 /* spmsegment.c: reading segments, per-backend segment cache */
+
+/* the byte streams of a segment (README "Ranges") */
+typedef enum SpmStreamKind
+{
+	SPM_STREAM_FWD,
+	SPM_STREAM_RANGEIDX,
+	SPM_STREAM_RANGEMAX
+} SpmStreamKind;
+
+#define SPM_STREAM_KINDS	3
+
 typedef struct SpmSegment
 {
 	/* identity: index (relfilenode + build nonce) and segment */
@@ -490,11 +501,11 @@ typedef struct SpmSegment
 	uint32		range_skip;
 
 	/*
-	 * The buffer each page of the byte streams (SpmStreamKind) was last
-	 * found in, by the stream's page index, InvalidBuffer if none yet;
-	 * allocated on first use (spmsegment.c pin_page).
+	 * Per stream kind, the buffer each page of the stream was last found
+	 * in, by page index, InvalidBuffer if none yet; allocated on first use
+	 * (spmsegment.c pin_page).
 	 */
-	Buffer	   *recent[3];
+	Buffer	   *recent[SPM_STREAM_KINDS];
 
 	MemoryContext cxt;
 	uint64		stamp;			/* last round that used it */
@@ -514,14 +525,6 @@ typedef struct SpmTermData
 	SpmTermSummary *sum;		/* spm_term_summarize of the above */
 	SpmRangeDesc range;			/* its range maxima (SPM_SEG_RANGES) */
 } SpmTermData;
-
-/* the byte streams of a segment (README "Ranges") */
-typedef enum SpmStreamKind
-{
-	SPM_STREAM_FWD,
-	SPM_STREAM_RANGEIDX,
-	SPM_STREAM_RANGEMAX
-} SpmStreamKind;
 
 /* a pinned page kept across lookups (docmap, bitsets) */
 typedef struct SpmPin

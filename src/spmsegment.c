@@ -810,11 +810,11 @@ static uint32 recent_pins = 0;
  * buffer still holds exactly this block and pins it: the same page
  * ReadBuffer would return, without hashing the block's tag into the
  * shared buffer mapping table and taking its partition lock.  That lookup
- * was 15% of a query's time at 1M topical documents (README "Ranges"
- * reads hundreds of stream pages per query).  ReadRecentBuffer does not
- * raise the buffer's usage count, so that the clock sweep still sees the
- * pages in use, every SPM_RECENT_BUMP-th such pin takes the ReadBuffer
- * path, which does.
+ * was 15% of a query's time at 1M topical documents: range pruning reads
+ * hundreds of stream pages per query (src/README "Segment cache").
+ * ReadRecentBuffer does not raise the buffer's usage count; so that the
+ * clock sweep still sees the pages in use, every SPM_RECENT_BUMP-th such
+ * pin takes the ReadBuffer path, which does.
  */
 static Page
 pin_page(Relation index, SpmPin *pin, BlockNumber blkno, Buffer *recent)

@@ -794,27 +794,65 @@ SpmReadSkips(Relation index, SpmSegment *seg, const SpmDictEntry *entry,
 }
 
 /*
- * One pin in SPM_RECENT_BUMP of a page that has a recent buffer goes
- * through ReadBuffer all the same (see pin_page).
+ * Pinning a page by the buffer it was last found in.
+ *
+ * ReadBuffer hashes the block's tag into the shared buffer mapping table
+ * and takes the table partition's lock: 15% of a query's time at 1M
+ * topical documents, where range pruning pins hundreds of stream pages
+ * per query, and 12% at 1M flat ones, where MaxScore pins thousands of
+ * posting blocks (src/README "Segment cache").  ReadRecentBuffer instead
+ * pins a given buffer after checking, under the buffer header's lock,
+ * that it still holds exactly that block: the same page, without the
+ * lookup.  The buffer to try comes from a slot: per stream page of a
+ * segment (SpmSegment.recent), or for other pages (posting blocks, the
+ * docmap, the bitsets) one per block number modulo SPM_BLOCK_HINTS in a
+ * table per backend shared by every index, where a slot may name a buffer
+ * that now holds another block, of this index or another, and the pin
+ * goes through ReadBuffer (which refills the slot).
+ *
+ * ReadRecentBuffer does not raise the buffer's usage count; so that the
+ * clock sweep still sees the pages in use, every SPM_RECENT_BUMP-th pin
+ * that could take the short way takes ReadBuffer, which does.  Temporary
+ * indexes (local buffers) always take ReadBuffer.
  */
 #define SPM_RECENT_BUMP		16
+#define SPM_BLOCK_HINTS		131072
 
 static uint32 recent_pins = 0;
+static Buffer *block_hints = NULL;
+
+/* pin block blkno of the index; recent: a SpmSegment.recent slot or NULL */
+static Buffer
+read_buffer(Relation index, BlockNumber blkno, Buffer *recent)
+{
+	Buffer		buf;
+
+	if (RelationUsesLocalBuffers(index))
+		return ReadBuffer(index, blkno);
+	if (recent == NULL)
+	{
+		if (block_hints == NULL)
+			block_hints = MemoryContextAllocZero(TopMemoryContext,
+												 SPM_BLOCK_HINTS * sizeof(Buffer));
+		recent = &block_hints[blkno % SPM_BLOCK_HINTS];
+	}
+	if (*recent != InvalidBuffer &&
+		++recent_pins % SPM_RECENT_BUMP != 0 &&
+#if PG_VERSION_NUM >= 160000
+		ReadRecentBuffer(index->rd_locator, MAIN_FORKNUM, blkno, *recent)
+#else
+		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent)
+#endif
+		)
+		return *recent;
+	buf = ReadBuffer(index, blkno);
+	*recent = buf;
+	return buf;
+}
 
 /*
- * Pin (and keep pinned) page blkno in pin, and share-lock it.
- *
- * With recent (a slot of SpmSegment.recent, the buffer the page was last
- * found in), the page is first tried in that buffer with
- * ReadRecentBuffer, which checks under the buffer header's lock that the
- * buffer still holds exactly this block and pins it: the same page
- * ReadBuffer would return, without hashing the block's tag into the
- * shared buffer mapping table and taking its partition lock.  That lookup
- * was 15% of a query's time at 1M topical documents: range pruning reads
- * hundreds of stream pages per query (src/README "Segment cache").
- * ReadRecentBuffer does not raise the buffer's usage count; so that the
- * clock sweep still sees the pages in use, every SPM_RECENT_BUMP-th such
- * pin takes the ReadBuffer path, which does.
+ * Pin (and keep pinned) page blkno in pin, by read_buffer with recent,
+ * and share-lock it.
  */
 static Page
 pin_page(Relation index, SpmPin *pin, BlockNumber blkno, Buffer *recent)
@@ -826,21 +864,7 @@ pin_page(Relation index, SpmPin *pin, BlockNumber blkno, Buffer *recent)
 	}
 	if (pin->buf == InvalidBuffer)
 	{
-		if (recent != NULL && *recent != InvalidBuffer &&
-			++recent_pins % SPM_RECENT_BUMP != 0 &&
-#if PG_VERSION_NUM >= 160000
-			ReadRecentBuffer(index->rd_locator, MAIN_FORKNUM, blkno, *recent)
-#else
-			ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, *recent)
-#endif
-			)
-			pin->buf = *recent;
-		else
-		{
-			pin->buf = ReadBuffer(index, blkno);
-			if (recent != NULL)
-				*recent = pin->buf;
-		}
+		pin->buf = read_buffer(index, blkno, recent);
 		pin->blkno = blkno;
 	}
 	LockBuffer(pin->buf, BUFFER_LOCK_SHARE);
@@ -986,7 +1010,7 @@ lock_posting_block(Relation index, SpmSegment *seg, BlockNumber blkno,
 		SpmUnpin(pin);
 	if (pin->buf == InvalidBuffer)
 	{
-		pin->buf = ReadBuffer(index, blkno);
+		pin->buf = read_buffer(index, blkno, NULL);
 		pin->blkno = blkno;
 		fresh = true;
 	}

@@ -40,12 +40,13 @@ SELECT coalesce(spmw_diff('wide', v, 10), 'ok'), coalesce(spmw_diff('wide', v), 
 	spmw_exact_ok($node, 'wide', 5000, $step);
 }
 
-# Range pruning pins each page of the forward copy and the range maxima
-# through the buffer this backend last found it in (spmsegment.c
-# pin_page), and through ReadBuffer when that buffer holds another page
-# by then.  With 128 buffers both happen: one session runs five queries
-# three times under algorithm = ranges, reading the other table between
-# the rounds, and compares every answer with a seq scan.
+# Pages are pinned through the buffer this backend last found them in
+# (spmsegment.c read_buffer), and through ReadBuffer when that buffer
+# holds another page by then.  With 128 buffers both happen: one session
+# runs five queries three times under algorithm = ranges, and one on the
+# other index (MaxScore, its posting blocks sharing the block hints),
+# reading the other table between the rounds, and compares every answer
+# with a seq scan.
 $node->safe_psql('postgres', q{
 CREATE TABLE rp (id int, v sparsevec(300));
 INSERT INTO rp SELECT i, spmw_vec(i, 30, 300) FROM generate_series(1, 20000) i;
@@ -70,6 +71,12 @@ BEGIN
 			END IF;
 			n := n + 1;
 		END LOOP;
+		-- MaxScore on the other index, whose block numbers share the
+		-- backend's block hints (spmsegment.c read_buffer) with this one
+		msg := spmw_diff('wide', spmw_vec(300000 + r, 50, 5000), 10);
+		IF msg IS NOT NULL THEN
+			RETURN format('round %s, the other index: %s', r, msg);
+		END IF;
 		PERFORM count(*) FROM wide WHERE v IS NOT NULL;
 	END LOOP;
 	RETURN format('ok: %s', n);

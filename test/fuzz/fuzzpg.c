@@ -602,6 +602,22 @@ ReadBuffer(Relation reln, BlockNumber blockNum)
 	return -(Buffer) blockNum - 1;
 }
 
+/*
+ * The fake pool keeps block b of the current input's relation in buffer
+ * -(b + 1) for as long as the input runs: a recent buffer is still right
+ * exactly when it is that buffer of that relation (the server's
+ * ReadRecentBuffer checks the same under the buffer header's lock).
+ */
+bool
+ReadRecentBuffer(RelFileNode rnode, ForkNumber forkNum, BlockNumber blockNum,
+				 Buffer recent_buffer)
+{
+	if (!RelFileNodeEquals(rnode, fake_rel.rd_node) || forkNum != MAIN_FORKNUM ||
+		recent_buffer != -(Buffer) blockNum - 1)
+		return false;
+	return ReadBuffer(&fake_rel, blockNum) == recent_buffer;
+}
+
 void
 LockBuffer(Buffer buffer, int mode)
 {

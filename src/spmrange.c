@@ -342,7 +342,7 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
  * of them) costs one load and a test; a set bit is confirmed by a binary
  * search of the query terms.
  */
-#define SPM_FILTER_BITS		65536
+#define SPM_FILTER_BITS		SPM_RANGE_FILTER_BITS
 #define SPM_FILTER_MASK		(SPM_FILTER_BITS - 1)
 
 static inline bool
@@ -497,12 +497,31 @@ spm_range_topk(SpmRangeScan *s)
 	uint8	   *qidx = NULL;
 	SpmTopK		topk;
 	bool		gave_up = false;
+	SpmRangeScratch own;
+	SpmRangeScratch *w = s->scratch;
 
 	Assert(nr <= s->nranges);
 	if (s->nterms == 0 || nr == 0)
 		return true;
 
-	ub = palloc0((Size) s->nranges * sizeof(float));
+	if (w == NULL)
+	{
+		w = &own;
+		own.cap = s->nranges;
+		own.ub = palloc((Size) s->nranges * sizeof(float));
+		own.bucket = palloc((Size) nr * sizeof(uint16));
+		own.order = palloc((Size) nr * sizeof(uint32));
+		own.filter = palloc(SPM_FILTER_BITS / 8);
+		own.qidx = palloc(SPM_FILTER_BITS);
+	}
+	else if (w->cap < s->nranges)
+		elog(ERROR, "sparse_maxscore: range work arrays for %u ranges, %u needed",
+			 w->cap, s->nranges);
+	ub = w->ub;
+	bucket = w->bucket;
+	order = w->order;
+	filter = w->filter;
+	memset(ub, 0, (Size) s->nranges * sizeof(float));
 	for (int t = 0; t < s->nterms; t++)
 	{
 		add_term(s, &s->terms[t], ub);
@@ -519,14 +538,10 @@ spm_range_topk(SpmRangeScan *s)
 
 	maxub = max_bound(ub, nr);
 	if (!(maxub > 0.0f))
-	{
-		pfree(ub);
-		return true;
-	}
+		goto out;
 
 	/* bucket the ranges with a bound; bucket 0 is the highest */
 	bscale = (float) (NBUCKETS - 1) / maxub;
-	bucket = palloc((Size) nr * sizeof(uint16));
 	set_buckets(ub, nr, bscale, bucket);
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < nr; i++)
@@ -540,18 +555,16 @@ spm_range_topk(SpmRangeScan *s)
 		(double) count[bucket_of(0.5f * maxub, bscale) + 1] * SPM_RANGE_DOCS *
 		s->elems_per_doc > SPM_RANGE_EARLY * s->fallback_cost)
 	{
-		pfree(bucket);
-		pfree(ub);
-		return false;
+		gave_up = true;
+		goto out;
 	}
-	order = palloc((Size) nr * sizeof(uint32));
 	for (i = 0; i < nr; i++)
 	{
 		if (bucket[i] < NBUCKETS)
 			order[count[bucket[i]]++] = i;
 	}
 
-	filter = palloc0(SPM_FILTER_BITS / 8);
+	memset(filter, 0, SPM_FILTER_BITS / 8);
 	for (int t = 0; t < s->nterms; t++)
 	{
 		uint32		b = s->terms[t].term & SPM_FILTER_MASK;
@@ -560,7 +573,8 @@ spm_range_topk(SpmRangeScan *s)
 	}
 	if (s->nterms <= SPM_QIDX_TERMS)
 	{
-		qidx = palloc0(SPM_FILTER_BITS);
+		qidx = w->qidx;
+		memset(qidx, 0, SPM_FILTER_BITS);
 		for (int t = 0; t < s->nterms; t++)
 			if (s->terms[t].term < SPM_FILTER_BITS)
 				qidx[s->terms[t].term] = (uint8) (t + 1);
@@ -636,11 +650,14 @@ spm_range_topk(SpmRangeScan *s)
 		}
 	}
 	pfree(topk.heap);
-	if (qidx)
-		pfree(qidx);
-	pfree(filter);
-	pfree(order);
-	pfree(bucket);
-	pfree(ub);
+out:
+	if (w == &own)
+	{
+		pfree(own.qidx);
+		pfree(own.filter);
+		pfree(own.order);
+		pfree(own.bucket);
+		pfree(own.ub);
+	}
 	return !gave_up;
 }

@@ -80,6 +80,29 @@ typedef void (*SpmRangeBegin) (void *arg, uint32 r);
 typedef void (*SpmRangeNextDoc) (void *arg, SpmRangeDoc *doc);
 typedef void (*SpmRangeEnd) (void *arg, uint32 r);
 
+/*
+ * Work arrays of spm_range_topk for segments of up to cap ranges, which a
+ * caller may keep from one call to the next (spmscan.c keeps one per
+ * backend): arrays of a few MB allocated and freed per call come from
+ * mmap, and faulting their pages in made a query at 10M documents 2.5
+ * times slower (doc/decisions.md "Work arrays kept per backend").  The
+ * kernel clears
+ * what it reads before reading it, so their contents between calls,
+ * including after an error, do not matter.
+ */
+typedef struct SpmRangeScratch
+{
+	uint32		cap;			/* ranges the arrays below have room for */
+	float	   *ub;				/* [cap] bounds */
+	uint16	   *bucket;			/* [cap] */
+	uint32	   *order;			/* [cap] */
+	uint64	   *filter;			/* [SPM_RANGE_FILTER_BITS / 64] */
+	uint8	   *qidx;			/* [SPM_RANGE_FILTER_BITS] */
+} SpmRangeScratch;
+
+/* the query-term filter's size, in bits (and qidx's, in bytes) */
+#define SPM_RANGE_FILTER_BITS	65536
+
 typedef struct SpmRangeScan
 {
 	/* the query terms the segment has, in ascending term order */
@@ -107,6 +130,9 @@ typedef struct SpmRangeScan
 	 */
 	double		fallback_cost;
 	double		elems_per_doc;
+
+	SpmRangeScratch *scratch;	/* NULL: allocate per call; else cap >=
+								 * nranges */
 
 	const char *relname;		/* the index, for error messages */
 	SpmCounters *counters;		/* windows = ranges with a bound,

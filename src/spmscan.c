@@ -302,6 +302,53 @@ range_doc_corrupt(RangeReader *rr)
 			 errhint("REINDEX the index.")));
 }
 
+/*
+ * The range kernel's work arrays, kept per backend for segments of up to
+ * SPM_RANGE_SCRATCH_KEEP ranges (about 10 bytes a range: 3.1 MB for a
+ * segment of 10M documents); a larger segment's are freed after its call.
+ */
+#define SPM_RANGE_SCRATCH_KEEP	(4U << 20)
+
+static SpmRangeScratch range_scratch;
+
+static void
+range_scratch_free(void)
+{
+	if (range_scratch.cap == 0)
+		return;
+	pfree(range_scratch.ub);
+	pfree(range_scratch.bucket);
+	pfree(range_scratch.order);
+	range_scratch.cap = 0;
+}
+
+/* range_scratch with room for nranges ranges */
+static SpmRangeScratch *
+range_scratch_get(uint32 nranges)
+{
+	if (range_scratch.filter == NULL)
+	{
+		range_scratch.filter = MemoryContextAlloc(TopMemoryContext,
+												  SPM_RANGE_FILTER_BITS / 8);
+		range_scratch.qidx = MemoryContextAlloc(TopMemoryContext,
+												SPM_RANGE_FILTER_BITS);
+	}
+	if (range_scratch.cap < nranges)
+	{
+		uint32		cap = Max(nranges, 1024);
+
+		range_scratch_free();
+		range_scratch.ub = MemoryContextAllocHuge(TopMemoryContext,
+												  (Size) cap * sizeof(float));
+		range_scratch.bucket = MemoryContextAllocHuge(TopMemoryContext,
+													  (Size) cap * sizeof(uint16));
+		range_scratch.order = MemoryContextAllocHuge(TopMemoryContext,
+													 (Size) cap * sizeof(uint32));
+		range_scratch.cap = cap;
+	}
+	return &range_scratch;
+}
+
 /* the rest of the page from the term's byte pos (the kernel clamps it) */
 static uint32
 range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
@@ -511,7 +558,10 @@ range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	s.elems_per_doc = (double) seg->hdr.npostings / Max(seg->hdr.ndocs, 1);
 	s.relname = RelationGetRelationName(scan->indexRelation);
 	s.counters = &so->counters;
+	s.scratch = range_scratch_get(s.nranges);
 	done = spm_range_topk(&s);
+	if (range_scratch.cap > SPM_RANGE_SCRATCH_KEEP)
+		range_scratch_free();
 
 	/*
 	 * Under auto, a segment where range pruning keeps giving up (a corpus

@@ -1413,6 +1413,8 @@ range_reference(const UnitRangeSeg *seg, const SpmRangeTerm *terms, int n,
  * kernel finished (else it gave up, and must have left the heap as it
  * was), with its counters in *c.
  */
+static int	range_checks;		/* calls of range_check */
+
 static bool
 range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 			uint32 ndocs, const uint8 *alive, int k, const SpmAfter *after,
@@ -1456,6 +1458,39 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 	s.elems_per_doc = (double) elems / Max(seg->ndocs, 1);
 	s.relname = "unit";
 	s.counters = c;
+
+	/*
+	 * Every other check runs on work arrays kept from the last one, larger
+	 * than needed and filled with garbage first, as a backend's are after
+	 * any earlier query (or an error halfway through one).
+	 */
+	if (++range_checks % 2 == 0)
+	{
+		static SpmRangeScratch kept;
+		uint32		want = s.nranges + (uint32) (range_checks % 7);
+
+		if (kept.cap < want)
+		{
+			free(kept.ub);
+			free(kept.bucket);
+			free(kept.order);
+			kept.ub = malloc((Size) want * sizeof(float));
+			kept.bucket = malloc((Size) want * sizeof(uint16));
+			kept.order = malloc((Size) want * sizeof(uint32));
+			kept.cap = want;
+		}
+		if (kept.filter == NULL)
+		{
+			kept.filter = malloc(SPM_RANGE_FILTER_BITS / 8);
+			kept.qidx = malloc(SPM_RANGE_FILTER_BITS);
+		}
+		memset(kept.ub, 0xA5, (Size) kept.cap * sizeof(float));
+		memset(kept.bucket, 0xA5, (Size) kept.cap * sizeof(uint16));
+		memset(kept.order, 0xA5, (Size) kept.cap * sizeof(uint32));
+		memset(kept.filter, 0xFF, SPM_RANGE_FILTER_BITS / 8);
+		memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
+		s.scratch = &kept;
+	}
 	done = spm_range_topk(&s);
 	unit_range_scan_done(seg);
 

@@ -480,6 +480,40 @@ too_costly(const SpmRangeScan *s, const SpmTopK *topk, float maxub,
 	return read + left * SPM_RANGE_DOCS * s->elems_per_doc > s->fallback_cost;
 }
 
+/*
+ * The visit needs the ranges of bucket 0 first, and usually stops long
+ * before the last bucket: at 10M topical documents it scores about 90 of
+ * 312,500 ranges.  So the visit order is filled a band of buckets at a
+ * time, when the visit reaches the band's start: a pass over bucket[]
+ * that stores only the band's ranges, instead of one scattered store per
+ * range with a bound (10% of a query's time).  A band holds at least
+ * spm_range_band_min ranges and at least as many as the bands before it,
+ * so a query that visits everything makes a logarithmic number of passes.
+ * count[b] is where bucket b starts in order[] (count[b + 1] where it
+ * ends); cur[b] where its next range goes.  Fills buckets filled ..
+ * (the return value) - 1.
+ */
+uint32		spm_range_band_min = 4096;
+
+static int
+fill_band(const uint16 *bucket, uint32 nr, const uint32 *count, uint32 *cur,
+		  uint32 *order, int filled)
+{
+	uint32		lo = count[filled];
+	uint32		want = Max(Max(spm_range_band_min, 1), lo);
+	int			hi = filled + 1;
+
+	while (hi < NBUCKETS && count[hi] - lo < want)
+		hi++;
+	for (uint32 i = 0; i < nr; i++)
+	{
+		/* one compare: buckets below filled wrap around to large values */
+		if ((uint32) (bucket[i] - filled) < (uint32) (hi - filled))
+			order[cur[bucket[i]]++] = i;
+	}
+	return hi;
+}
+
 bool
 spm_range_topk(SpmRangeScan *s)
 {
@@ -488,6 +522,9 @@ spm_range_topk(SpmRangeScan *s)
 	uint16	   *bucket;
 	uint32	   *order;
 	uint32		count[NBUCKETS + 2];	/* [NBUCKETS + 1]: no bound */
+	uint32		cur[NBUCKETS];	/* where the band fill puts the next range
+								 * of each bucket */
+	int			filled = 0;		/* buckets 0 .. filled - 1 are in order[] */
 	float		maxub;
 	float		bscale;
 	double		margin;
@@ -558,11 +595,7 @@ spm_range_topk(SpmRangeScan *s)
 		gave_up = true;
 		goto out;
 	}
-	for (i = 0; i < nr; i++)
-	{
-		if (bucket[i] < NBUCKETS)
-			order[count[bucket[i]]++] = i;
-	}
+	memcpy(cur, count, sizeof(cur));
 
 	memset(filter, 0, SPM_FILTER_BITS / 8);
 	for (int t = 0; t < s->nterms; t++)
@@ -604,15 +637,16 @@ spm_range_topk(SpmRangeScan *s)
 
 		while (pos < nlive)
 		{
-			int			b = bucket[order[pos]];
-			uint32		bend = pos;
+			int			b;
+			uint32		bend;
 			float		top = 0.0f;
 
-			while (bend < nlive && bucket[order[bend]] == b)
-			{
-				top = Max(top, ub[order[bend]]);
-				bend++;
-			}
+			if (pos == count[filled])
+				filled = fill_band(bucket, nr, count, cur, order, filled);
+			b = bucket[order[pos]];
+			bend = count[b + 1];
+			for (uint32 j = pos; j < bend; j++)
+				top = Max(top, ub[order[j]]);
 			if (spm_topk_full(s->topk) &&
 				(double) top * margin < s->topk->heap[0].score)
 				break;
@@ -630,7 +664,7 @@ spm_range_topk(SpmRangeScan *s)
 				if (s->fallback_cost > 0 && scored % SPM_RANGE_CHECK_EVERY == 0 &&
 					(double) (s->counters->postings_decoded - read0) >=
 					s->fallback_cost * SPM_RANGE_PROBE &&
-					too_costly(s, &topk, maxub, bscale, count, pos + 1, nlive, margin,
+					too_costly(s, &topk, maxub, bscale, count + 1, pos + 1, nlive, margin,
 							   (double) (s->counters->postings_decoded - read0)))
 				{
 					gave_up = true;

@@ -1491,7 +1491,11 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 		memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
 		s.scratch = &kept;
 	}
+	/* the visit order filled in one band, or in many (bands of 1 or 7+) */
+	spm_range_band_min = range_checks % 3 == 0 ? 1 :
+		range_checks % 3 == 1 ? 7 : 4096;
 	done = spm_range_topk(&s);
+	spm_range_band_min = 4096;
 	unit_range_scan_done(seg);
 
 	CHECK(seg->nerrors == 0, "%s: callback protocol: %s (%d breaches)", what,

@@ -86,9 +86,8 @@ typedef void (*SpmRangeEnd) (void *arg, uint32 r);
  * backend): arrays of a few MB allocated and freed per call come from
  * mmap, and faulting their pages in made a query at 10M documents 2.5
  * times slower (doc/decisions.md "Work arrays kept per backend").  The
- * kernel clears
- * what it reads before reading it, so their contents between calls,
- * including after an error, do not matter.
+ * kernel clears what it reads before reading it, so their contents
+ * between calls, including after an error, do not matter.
  */
 typedef struct SpmRangeScratch
 {

@@ -305,20 +305,26 @@ range_doc_corrupt(RangeReader *rr)
 /*
  * The range kernel's work arrays, kept per backend for segments of up to
  * SPM_RANGE_SCRATCH_KEEP ranges (about 10 bytes a range: 3.1 MB for a
- * segment of 10M documents); a larger segment's are freed after its call.
+ * segment of 10M documents); a larger segment's are freed after its call
+ * (or, if the call failed, after the next range round of any segment).
  */
 #define SPM_RANGE_SCRATCH_KEEP	(4U << 20)
 
 static SpmRangeScratch range_scratch;
 
+/* free the per-range arrays, also those of a growth that failed halfway */
 static void
 range_scratch_free(void)
 {
-	if (range_scratch.cap == 0)
-		return;
-	pfree(range_scratch.ub);
-	pfree(range_scratch.bucket);
-	pfree(range_scratch.order);
+	if (range_scratch.ub)
+		pfree(range_scratch.ub);
+	if (range_scratch.bucket)
+		pfree(range_scratch.bucket);
+	if (range_scratch.order)
+		pfree(range_scratch.order);
+	range_scratch.ub = NULL;
+	range_scratch.bucket = NULL;
+	range_scratch.order = NULL;
 	range_scratch.cap = 0;
 }
 

@@ -503,7 +503,7 @@ typedef struct SpmSegment
 	/*
 	 * Per stream kind, the buffer each page of the stream was last found
 	 * in, by page index, InvalidBuffer if none yet; allocated on first use
-	 * (spmsegment.c pin_page).
+	 * (spmsegment.c SpmLockStream).
 	 */
 	Buffer	   *recent[SPM_STREAM_KINDS];
 

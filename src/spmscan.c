@@ -190,6 +190,22 @@ reader_release(SpmReader *r)
  */
 
 /*
+ * The traversal's work memory, kept per backend (see SpmTraverseScratch):
+ * every traversal runs inside one amgettuple call, so two never overlap.
+ */
+static SpmTraverseScratch traverse_scratch;
+
+static SpmTraverseScratch *
+traverse_scratch_get(void)
+{
+	if (traverse_scratch.cxt == NULL)
+		traverse_scratch.cxt = AllocSetContextCreate(TopMemoryContext,
+													 "sparse_maxscore traversal",
+													 ALLOCSET_DEFAULT_SIZES);
+	return &traverse_scratch;
+}
+
+/*
  * The query terms the segment has (in roundCtx), ready for
  * spm_traverse_begin.  The reader must outlive the traversal.
  */
@@ -246,6 +262,7 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
 	t->arg = r;
 	t->counters = &so->counters;
+	t->scratch = traverse_scratch_get();
 }
 
 /* ----------------------------------------------------------------

@@ -226,7 +226,7 @@ typedef struct SpmTermCursor
 	uint16	   *wdocs;
 	float	   *wvals;
 	uint8	   *seen;			/* bitmap of blocks decoded at least once */
-	/* decoded blocks, [SPM_BLOCK_POSTINGS] each, allocated on first use */
+	/* decoded blocks, [SPM_BLOCK_POSTINGS] each */
 	uint32	   *tdocs;
 	float	   *tw;
 	uint32	   *pdocs;
@@ -398,11 +398,6 @@ probe_deep(SpmTraverseState *s, SpmTermCursor *c, uint32 d, float *w)
 		return false;
 	if (c->pdec != b)
 	{
-		if (c->pdocs == NULL)
-		{
-			c->pdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
-			c->pw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
-		}
 		s->t.read_block(s->t.arg, &c->term, b, c->pdocs, c->pw);
 		note_decoded(s, c, b);
 		c->pdec = b;
@@ -452,11 +447,6 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 		}
 		if (c->tdec != j)
 		{
-			if (c->tdocs == NULL)
-			{
-				c->tdocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
-				c->tw = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
-			}
 			s->t.read_block(s->t.arg, &c->term, j, c->tdocs, c->tw);
 			note_decoded(s, c, j);
 			c->tdec = j;
@@ -625,26 +615,79 @@ consider(SpmTraverseState *s, uint32 d, double score)
  */
 
 /*
- * Set cursor c over the caller's term and its seen bitmap in seen
- * (zeroed); returns |q| * max |w| over the term's postings.  Nothing here
+ * Set cursor c over the caller's term, its seen bitmap in seen (zeroed)
+ * and its decoded-block buffers at blockbuf (4 * SPM_BLOCK_POSTINGS
+ * words); returns |q| * max |w| over the term's postings.  Nothing here
  * visits the term's blocks: bounds are computed when a window or probe
  * needs them.
  */
 static double
-cursor_init(SpmTermCursor *c, const SpmQueryTerm *term, uint8 *seen)
+cursor_init(SpmTermCursor *c, const SpmQueryTerm *term, uint8 *seen,
+			uint32 *blockbuf)
 {
 	memset(c, 0, sizeof(SpmTermCursor));
 	c->term = *term;
 	c->seen = seen;
+	c->tdocs = blockbuf;
+	c->tw = (float *) (blockbuf + SPM_BLOCK_POSTINGS);
+	c->pdocs = blockbuf + 2 * SPM_BLOCK_POSTINGS;
+	c->pw = (float *) (blockbuf + 3 * SPM_BLOCK_POSTINGS);
 	c->tdec = c->pdec = -1;
 	return fabs(term->q) * term->sum->absmax;
 }
 
 /*
+ * The traversal's memory is one pool, cut into the parts below (each
+ * MAXALIGNed) by the same code that sizes it: with base NULL it only
+ * counts.
+ */
+typedef struct PoolCut
+{
+	char	   *base;
+	Size		used;
+} PoolCut;
+
+static void *
+pool_cut(PoolCut *pc, Size n)
+{
+	void	   *p = pc->base ? pc->base + pc->used : NULL;
+
+	pc->used += MAXALIGN(n);
+	return p;
+}
+
+typedef struct PoolParts
+{
+	SpmTraverseState *s;
+	double	   *acc;
+	uint64	   *touched;
+	SpmTermCursor *terms;
+	int		   *order;
+	uint32	   *blockbufs;
+	uint8	   *seen;
+} PoolParts;
+
+static Size
+pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
+{
+	PoolCut		pc = {base, 0};
+	int			n = Max(nterms, 1);
+
+	parts->s = pool_cut(&pc, sizeof(SpmTraverseState));
+	parts->acc = pool_cut(&pc, SPM_WINDOW * sizeof(double));
+	parts->touched = pool_cut(&pc, SPM_WINDOW / 64 * sizeof(uint64));
+	parts->terms = pool_cut(&pc, n * sizeof(SpmTermCursor));
+	parts->order = pool_cut(&pc, n * sizeof(int));
+	parts->blockbufs = pool_cut(&pc, (Size) n * 4 * SPM_BLOCK_POSTINGS * sizeof(uint32));
+	parts->seen = pool_cut(&pc, Max(seenbytes, 1));
+	return pc.used;
+}
+
+/*
  * Prepare t (terms, ndocs, callbacks and the rest already set) for
- * spm_traverse_topk or spm_window_scores: allocate t->state, with a cursor
+ * spm_traverse_topk or spm_window_scores: set up t->state, with a cursor
  * per term and a bitmap of the blocks decoded (for the counters), in
- * CurrentMemoryContext.
+ * t->scratch, else in CurrentMemoryContext.
  *
  * The pruning margin: every bound and partial score is a sum of at most
  * nterms + 1 rounded terms, each bounded in magnitude by |q| * max|w|, so
@@ -655,7 +698,11 @@ cursor_init(SpmTermCursor *c, const SpmQueryTerm *term, uint8 *seen)
 void
 spm_traverse_begin(SpmTraverse *t)
 {
-	SpmTraverseState *s = palloc0(sizeof(SpmTraverseState));
+	SpmTraverseScratch *sc = t->scratch;
+	SpmTraverseState *s;
+	PoolParts	parts;
+	char	   *pool;
+	Size		need;
 	double		absmass = 0.0;
 	int64		blocks = 0;
 	int64		seenbytes = 0;
@@ -667,15 +714,40 @@ spm_traverse_begin(SpmTraverse *t)
 		seenbytes += (t->terms[i].nblocks + 7) / 8;
 	}
 
+	/* huge: a query may hold many long terms (the limit is the memory) */
+	need = pool_parts(NULL, t->nterms, seenbytes, &parts);
+	if (sc == NULL)
+		pool = palloc_extended(need, MCXT_ALLOC_HUGE);
+	else
+	{
+		if (sc->poolcap < need)
+		{
+			MemoryContext old = MemoryContextSwitchTo(sc->cxt);
+
+			if (sc->pool)
+				pfree(sc->pool);
+			sc->pool = NULL;
+			sc->poolcap = 0;
+			sc->pool = palloc_extended(need, MCXT_ALLOC_HUGE);
+			sc->poolcap = need;
+			MemoryContextSwitchTo(old);
+		}
+		pool = sc->pool;
+	}
+	pool_parts(pool, t->nterms, seenbytes, &parts);
+
+	s = parts.s;
+	memset(s, 0, sizeof(SpmTraverseState));
 	s->t = *t;
 	s->nterms = t->nterms;
-	s->terms = palloc(Max(t->nterms, 1) * sizeof(SpmTermCursor));
-	/* huge: a query may hold many long terms (the limit is the memory) */
-	s->seen = palloc_extended(Max(seenbytes, 1),
-							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	s->terms = parts.terms;
+	s->order = parts.order;
+	s->seen = parts.seen;
+	memset(s->seen, 0, Max(seenbytes, 1));
 	for (int i = 0; i < t->nterms; i++)
 	{
-		absmass += cursor_init(&s->terms[i], &t->terms[i], s->seen + ns);
+		absmass += cursor_init(&s->terms[i], &t->terms[i], s->seen + ns,
+							   parts.blockbufs + (Size) i * 4 * SPM_BLOCK_POSTINGS);
 		ns += (t->terms[i].nblocks + 7) / 8;
 	}
 	t->counters->blocks_skipped += blocks;
@@ -685,50 +757,66 @@ spm_traverse_begin(SpmTraverse *t)
 	 * A window never reaches past ndocs, so only that much of the
 	 * accumulator is ever read; zeroing all 128 kB per segment took about
 	 * 3% of a 1,000-document query (doc/decisions.md, "Fixed per-query
-	 * cost").  The rest is allocated only so that the block
-	 * decoder's SPM_WINDOW - 1 mask keeps even a damaged block's writes in
-	 * bounds (they are never read: it fails its skip-entry check).
+	 * cost").  The rest is there only so that the block decoder's
+	 * SPM_WINDOW - 1 mask keeps even a damaged block's writes in bounds
+	 * (they are never read: it fails its skip-entry check).
 	 */
-	s->acc = palloc(SPM_WINDOW * sizeof(double));
+	s->acc = parts.acc;
 	memset(s->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
-	s->touched = palloc0(SPM_WINDOW / 64 * sizeof(uint64));
-	s->order = palloc(Max(t->nterms, 1) * sizeof(int));
+	s->touched = parts.touched;
+	memset(s->touched, 0, SPM_WINDOW / 64 * sizeof(uint64));
+	if (sc)
+	{
+		s->wdocs = sc->wdocs;
+		s->wvals = sc->wvals;
+		s->wcap = sc->wcap;
+	}
 	s->cand_rate = 1.0;
 	t->state = s;
+}
+
+/* free the MaxScore window buffers (also those of a growth that failed) */
+static void
+free_window_buffers(SpmTraverseState *s)
+{
+	SpmTraverseScratch *sc = s->t.scratch;
+
+	if (s->wdocs)
+		pfree(s->wdocs);
+	if (s->wvals)
+		pfree(s->wvals);
+	s->wdocs = NULL;
+	s->wvals = NULL;
+	s->wcap = 0;
+	if (sc)
+	{
+		sc->wdocs = NULL;
+		sc->wvals = NULL;
+		sc->wcap = 0;
+	}
 }
 
 void
 spm_traverse_end(SpmTraverse *t)
 {
 	SpmTraverseState *s = t->state;
+	SpmTraverseScratch *sc = t->scratch;
 
-	for (int i = 0; i < s->nterms; i++)
-	{
-		SpmTermCursor *c = &s->terms[i];
-
-		if (c->tdocs)
-		{
-			pfree(c->tdocs);
-			pfree(c->tw);
-		}
-		if (c->pdocs)
-		{
-			pfree(c->pdocs);
-			pfree(c->pw);
-		}
-	}
-	pfree(s->terms);
-	pfree(s->seen);
-	pfree(s->acc);
-	pfree(s->touched);
-	pfree(s->order);
-	if (s->wdocs)
-	{
-		pfree(s->wdocs);
-		pfree(s->wvals);
-	}
-	pfree(s);
 	t->state = NULL;
+	if (sc == NULL)
+	{
+		free_window_buffers(s);
+		pfree(s);				/* the pool starts with the state */
+		return;
+	}
+	if ((Size) s->wcap * (sizeof(uint16) + sizeof(float)) > SPM_TRAVERSE_SCRATCH_KEEP)
+		free_window_buffers(s);
+	if (sc->poolcap > SPM_TRAVERSE_SCRATCH_KEEP)
+	{
+		pfree(sc->pool);
+		sc->pool = NULL;
+		sc->poolcap = 0;
+	}
 }
 
 /*
@@ -747,14 +835,23 @@ reserve_window_buffers(SpmTraverseState *s)
 	}
 	if (need > s->wcap)
 	{
-		s->wcap = Max(need, s->wcap * 2);
-		if (s->wdocs)
-		{
-			pfree(s->wdocs);
-			pfree(s->wvals);
-		}
-		s->wdocs = palloc(s->wcap * sizeof(uint16));
-		s->wvals = palloc(s->wcap * sizeof(float));
+		SpmTraverseScratch *sc = s->t.scratch;
+		int64		cap = Max(need, s->wcap * 2);
+		MemoryContext old = MemoryContextSwitchTo(sc ? sc->cxt :
+												  CurrentMemoryContext);
+
+		/* pointers set before the next allocation: see free_window_buffers */
+		free_window_buffers(s);
+		s->wdocs = palloc(cap * sizeof(uint16));
+		if (sc)
+			sc->wdocs = s->wdocs;
+		s->wvals = palloc(cap * sizeof(float));
+		if (sc)
+			sc->wvals = s->wvals;
+		s->wcap = cap;
+		if (sc)
+			sc->wcap = cap;
+		MemoryContextSwitchTo(old);
 	}
 	need = 0;
 	for (int i = 0; i < s->nterms; i++)

@@ -210,6 +210,30 @@ typedef void (*SpmAccumulateBlock) (void *arg, const SpmQueryTerm *term,
 /* private to spmtraverse.c */
 typedef struct SpmTraverseState SpmTraverseState;
 
+/*
+ * Work memory a caller may keep from one traversal to the next (spmscan.c
+ * keeps one per backend): the state, the window's accumulator (128 kB),
+ * the cursors with their decoded blocks, the bitmaps and the MaxScore
+ * window's postings.  Allocated per traversal and freed at its end, they
+ * made glibc grow and trim its heap on every query, and the page faults
+ * took 17% of a query on the flat 100k corpus (doc/decisions.md "Traversal
+ * memory kept per backend").  The traversal grows the arrays in cxt and
+ * initializes what it reads, so their contents between traversals,
+ * including after an error, do not matter; after a traversal it frees any
+ * part larger than SPM_TRAVERSE_SCRATCH_KEEP.  One traversal at a time.
+ */
+typedef struct SpmTraverseScratch
+{
+	MemoryContext cxt;			/* set by the owner: where the arrays live */
+	char	   *pool;			/* state, accumulator, cursors, bitmaps */
+	Size		poolcap;		/* bytes at pool */
+	uint16	   *wdocs;			/* MaxScore window postings, [wcap] */
+	float	   *wvals;
+	int64		wcap;
+} SpmTraverseScratch;
+
+#define SPM_TRAVERSE_SCRATCH_KEEP	((Size) 8 << 20)
+
 typedef struct SpmTraverse
 {
 	/*
@@ -234,6 +258,9 @@ typedef struct SpmTraverse
 	void	   *arg;
 
 	SpmCounters *counters;
+
+	SpmTraverseScratch *scratch;	/* NULL: allocate in CurrentMemoryContext
+									 * and free at the end */
 
 	/* set by spm_traverse_begin, freed by spm_traverse_end */
 	SpmTraverseState *state;

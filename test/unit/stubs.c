@@ -9,6 +9,9 @@
 
 #include "miscadmin.h"
 
+/* MemoryContextSwitchTo sets it; palloc ignores it */
+MemoryContext CurrentMemoryContext = NULL;
+
 /* CHECK_FOR_INTERRUPTS: never pending here */
 volatile sig_atomic_t InterruptPending = false;
 

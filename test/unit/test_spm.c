@@ -817,6 +817,30 @@ reference(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase, Ref *out)
 }
 
 /*
+ * Every other traversal runs on work memory kept from an earlier one,
+ * filled with garbage first, as a backend's is after any earlier query
+ * (or an error halfway through one); the others allocate their own.
+ */
+static int	traverse_checks;	/* calls of kept_traverse_scratch */
+
+static SpmTraverseScratch *
+kept_traverse_scratch(void)
+{
+	static SpmTraverseScratch kept;
+
+	if (++traverse_checks % 2 == 0)
+		return NULL;
+	if (kept.pool)
+		memset(kept.pool, 0xA5, kept.poolcap);
+	if (kept.wdocs)
+	{
+		memset(kept.wdocs, 0xA5, kept.wcap * sizeof(uint16));
+		memset(kept.wvals, 0xA5, kept.wcap * sizeof(float));
+	}
+	return &kept;
+}
+
+/*
  * One round: top-k after `after` over the segments, with or without
  * pruning.  Returns the number of hits, sorted, in hits[].
  */
@@ -850,6 +874,7 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		t.is_alive = is_alive;
 		t.arg = segs[i];
 		t.counters = counters;
+		t.scratch = kept_traverse_scratch();
 		spm_traverse_begin(&t);
 		/* the traversal keeps its own copy of the term descriptions */
 		memset(terms, 0x7f, sizeof(terms));
@@ -939,6 +964,7 @@ check_window_scores(TestSeg *s, TestQuery *q)
 	t.accumulate_block = accumulate_block;
 	t.arg = s;
 	t.counters = &counters;
+	t.scratch = kept_traverse_scratch();
 	spm_traverse_begin(&t);
 	/* uneven windows, some docids skipped between them */
 	for (uint32 a = rnd_below(50); a < (uint32) s->ndocs;)

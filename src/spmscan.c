@@ -190,18 +190,30 @@ reader_release(SpmReader *r)
  */
 
 /*
- * The traversal's work memory, kept per backend (see SpmTraverseScratch):
- * every traversal runs inside one amgettuple call, so two never overlap.
+ * The context of the work memory that scans keep per backend: the
+ * traversal's (SpmTraverseScratch) and range pruning's (SpmRangeScratch,
+ * below).  Every traversal and range round runs inside one amgettuple
+ * call, so no two use the same memory at once.
  */
+static MemoryContext
+scan_work_context(void)
+{
+	static MemoryContext cxt = NULL;
+
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext,
+									"sparse_maxscore scan work memory",
+									ALLOCSET_DEFAULT_SIZES);
+	return cxt;
+}
+
 static SpmTraverseScratch traverse_scratch;
 
 static SpmTraverseScratch *
 traverse_scratch_get(void)
 {
 	if (traverse_scratch.cxt == NULL)
-		traverse_scratch.cxt = AllocSetContextCreate(TopMemoryContext,
-													 "sparse_maxscore traversal",
-													 ALLOCSET_DEFAULT_SIZES);
+		traverse_scratch.cxt = scan_work_context();
 	return &traverse_scratch;
 }
 
@@ -351,22 +363,20 @@ range_scratch_get(uint32 nranges)
 {
 	if (range_scratch.filter == NULL)
 	{
-		range_scratch.filter = MemoryContextAlloc(TopMemoryContext,
+		range_scratch.filter = MemoryContextAlloc(scan_work_context(),
 												  SPM_RANGE_FILTER_BITS / 8);
-		range_scratch.qidx = MemoryContextAlloc(TopMemoryContext,
+		range_scratch.qidx = MemoryContextAlloc(scan_work_context(),
 												SPM_RANGE_FILTER_BITS);
 	}
 	if (range_scratch.cap < nranges)
 	{
+		MemoryContext cxt = scan_work_context();
 		uint32		cap = Max(nranges, 1024);
 
 		range_scratch_free();
-		range_scratch.ub = MemoryContextAllocHuge(TopMemoryContext,
-												  (Size) cap * sizeof(float));
-		range_scratch.bucket = MemoryContextAllocHuge(TopMemoryContext,
-													  (Size) cap * sizeof(uint16));
-		range_scratch.order = MemoryContextAllocHuge(TopMemoryContext,
-													 (Size) cap * sizeof(uint32));
+		range_scratch.ub = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(float));
+		range_scratch.bucket = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(uint16));
+		range_scratch.order = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(uint32));
 		range_scratch.cap = cap;
 	}
 	return &range_scratch;

@@ -269,9 +269,10 @@ struct SpmTraverseState
 	int		   *order;			/* [nterms] */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
 	uint32		next;			/* next window start (spm_window_scores) */
-	uint16	   *wdocs;			/* pool for the terms' window postings */
-	float	   *wvals;
-	int64		wcap;
+	SpmTraverseScratch *mem;	/* t.scratch, or own: where the pool and
+								 * the terms' window postings live */
+	SpmTraverseScratch own;		/* without t.scratch: in CurrentMemoryContext,
+								 * freed at the end */
 	int64		window_pn;		/* non-essential postings of the window */
 	int			backoff;		/* MaxScore back-off, in windows */
 	int			skip_ms;		/* windows left before MaxScore is retried */
@@ -698,10 +699,10 @@ pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
 void
 spm_traverse_begin(SpmTraverse *t)
 {
-	SpmTraverseScratch *sc = t->scratch;
+	SpmTraverseScratch own = {CurrentMemoryContext};
+	SpmTraverseScratch *sc = t->scratch ? t->scratch : &own;
 	SpmTraverseState *s;
 	PoolParts	parts;
-	char	   *pool;
 	Size		need;
 	double		absmass = 0.0;
 	int64		blocks = 0;
@@ -716,29 +717,31 @@ spm_traverse_begin(SpmTraverse *t)
 
 	/* huge: a query may hold many long terms (the limit is the memory) */
 	need = pool_parts(NULL, t->nterms, seenbytes, &parts);
-	if (sc == NULL)
-		pool = palloc_extended(need, MCXT_ALLOC_HUGE);
-	else
+	if (sc->poolcap < need)
 	{
-		if (sc->poolcap < need)
-		{
-			MemoryContext old = MemoryContextSwitchTo(sc->cxt);
+		MemoryContext old = MemoryContextSwitchTo(sc->cxt);
 
-			if (sc->pool)
-				pfree(sc->pool);
-			sc->pool = NULL;
-			sc->poolcap = 0;
-			sc->pool = palloc_extended(need, MCXT_ALLOC_HUGE);
-			sc->poolcap = need;
-			MemoryContextSwitchTo(old);
-		}
-		pool = sc->pool;
+		if (sc->pool)
+			pfree(sc->pool);
+		sc->pool = NULL;
+		sc->poolcap = 0;
+		sc->pool = palloc_extended(need, MCXT_ALLOC_HUGE);
+		sc->poolcap = need;
+		MemoryContextSwitchTo(old);
 	}
-	pool_parts(pool, t->nterms, seenbytes, &parts);
+	pool_parts(sc->pool, t->nterms, seenbytes, &parts);
 
 	s = parts.s;
 	memset(s, 0, sizeof(SpmTraverseState));
 	s->t = *t;
+	if (t->scratch)
+		s->mem = t->scratch;
+	else
+	{
+		/* the pool holds the state, and the state its own description */
+		s->own = own;
+		s->mem = &s->own;
+	}
 	s->nterms = t->nterms;
 	s->terms = parts.terms;
 	s->order = parts.order;
@@ -765,52 +768,38 @@ spm_traverse_begin(SpmTraverse *t)
 	memset(s->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
 	s->touched = parts.touched;
 	memset(s->touched, 0, SPM_WINDOW / 64 * sizeof(uint64));
-	if (sc)
-	{
-		s->wdocs = sc->wdocs;
-		s->wvals = sc->wvals;
-		s->wcap = sc->wcap;
-	}
 	s->cand_rate = 1.0;
 	t->state = s;
 }
 
 /* free the MaxScore window buffers (also those of a growth that failed) */
 static void
-free_window_buffers(SpmTraverseState *s)
+free_window_buffers(SpmTraverseScratch *sc)
 {
-	SpmTraverseScratch *sc = s->t.scratch;
-
-	if (s->wdocs)
-		pfree(s->wdocs);
-	if (s->wvals)
-		pfree(s->wvals);
-	s->wdocs = NULL;
-	s->wvals = NULL;
-	s->wcap = 0;
-	if (sc)
-	{
-		sc->wdocs = NULL;
-		sc->wvals = NULL;
-		sc->wcap = 0;
-	}
+	if (sc->wdocs)
+		pfree(sc->wdocs);
+	if (sc->wvals)
+		pfree(sc->wvals);
+	sc->wdocs = NULL;
+	sc->wvals = NULL;
+	sc->wcap = 0;
 }
 
 void
 spm_traverse_end(SpmTraverse *t)
 {
 	SpmTraverseState *s = t->state;
-	SpmTraverseScratch *sc = t->scratch;
+	SpmTraverseScratch *sc = s->mem;
 
 	t->state = NULL;
-	if (sc == NULL)
+	if (sc == &s->own)
 	{
-		free_window_buffers(s);
-		pfree(s);				/* the pool starts with the state */
+		free_window_buffers(sc);
+		pfree(sc->pool);		/* holds s and sc: nothing after this */
 		return;
 	}
-	if ((Size) s->wcap * (sizeof(uint16) + sizeof(float)) > SPM_TRAVERSE_SCRATCH_KEEP)
-		free_window_buffers(s);
+	if ((Size) sc->wcap * (sizeof(uint16) + sizeof(float)) > SPM_TRAVERSE_SCRATCH_KEEP)
+		free_window_buffers(sc);
 	if (sc->poolcap > SPM_TRAVERSE_SCRATCH_KEEP)
 	{
 		pfree(sc->pool);
@@ -833,24 +822,17 @@ reserve_window_buffers(SpmTraverseState *s)
 		if (s->terms[i].essential)
 			need += s->terms[i].wpost;
 	}
-	if (need > s->wcap)
+	if (need > s->mem->wcap)
 	{
-		SpmTraverseScratch *sc = s->t.scratch;
-		int64		cap = Max(need, s->wcap * 2);
-		MemoryContext old = MemoryContextSwitchTo(sc ? sc->cxt :
-												  CurrentMemoryContext);
+		SpmTraverseScratch *sc = s->mem;
+		int64		cap = Max(need, sc->wcap * 2);
+		MemoryContext old = MemoryContextSwitchTo(sc->cxt);
 
-		/* pointers set before the next allocation: see free_window_buffers */
-		free_window_buffers(s);
-		s->wdocs = palloc(cap * sizeof(uint16));
-		if (sc)
-			sc->wdocs = s->wdocs;
-		s->wvals = palloc(cap * sizeof(float));
-		if (sc)
-			sc->wvals = s->wvals;
-		s->wcap = cap;
-		if (sc)
-			sc->wcap = cap;
+		/* each pointer is stored before the next allocation can fail */
+		free_window_buffers(sc);
+		sc->wdocs = palloc(cap * sizeof(uint16));
+		sc->wvals = palloc(cap * sizeof(float));
+		sc->wcap = cap;
 		MemoryContextSwitchTo(old);
 	}
 	need = 0;
@@ -860,8 +842,8 @@ reserve_window_buffers(SpmTraverseState *s)
 
 		if (c->essential)
 		{
-			c->wdocs = s->wdocs + need;
-			c->wvals = s->wvals + need;
+			c->wdocs = s->mem->wdocs + need;
+			c->wvals = s->mem->wvals + need;
 			need += c->wpost;
 		}
 	}

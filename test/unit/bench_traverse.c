@@ -12,8 +12,10 @@
  * accumulation, bounds and the heap.  Build: make -C test/unit bench.
  *
  * The mode bmp runs the Block-Max Pruning prototype instead (bmpproto.h;
- * BMP_RANGE=n docids per range, default 32, at most 64) and checks its
- * answers against the exhaustive kernel.
+ * BMP_RANGE=n docids per range, default 32, at most 64), once with each
+ * way of scoring a range (BmpScorer; BMP_ROUNDS=n times each, the ways
+ * alternating, default once), and checks every answer against the
+ * exhaustive kernel.
  */
 #include "postgres.h"
 
@@ -247,6 +249,7 @@ main(int argc, char **argv)
 		Bmp			b;
 		BmpCounters bc;
 		int			range = getenv("BMP_RANGE") ? atoi(getenv("BMP_RANGE")) : 32;
+		int			rounds = getenv("BMP_ROUNDS") ? atoi(getenv("BMP_ROUNDS")) : 1;
 		double		t0 = now();
 
 		if (range < 1 || range > 64)
@@ -255,17 +258,31 @@ main(int argc, char **argv)
 			return 2;
 		}
 
-		bmp_build(&b, terms, nterms_vocab, ndocs, range);
+		bmp_build(&b, terms, &blocks, nterms_vocab, ndocs, range);
 		printf("bmp: %d-docid ranges, built in %.1f s, %.0f range maxima (%.3f per posting), %ld forward postings\n",
 			   range, now() - t0, (double) b.npairs,
 			   (double) b.npairs / Max(b.npostings, 1), (long) b.npostings);
-		memset(&bc, 0, sizeof(bc));
-		t0 = now();
-		for (int i = 0; i < nq; i++)
-			bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, h2, &bc);
-		printf("bmp        %d docs, %d queries, top %d: %.3f ms/query, ranges scored %.0f of %u, forward postings %.0f, maxima summed %.0f per query\n",
-			   ndocs, nq, k, (now() - t0) * 1000 / nq, (double) bc.ranges / nq,
-			   b.nranges, (double) bc.postings / nq, (double) bc.pairs / nq);
+		for (int it = 0; it < rounds * BMP_NSCORERS; it++)
+		{
+			static const char *const names[] = {"range", "docs", "postings", "docs_bf16", "docs_q8"};
+			int			sc = it % BMP_NSCORERS;
+
+			memset(&bc, 0, sizeof(bc));
+			t0 = now();
+			for (int i = 0; i < nq; i++)
+				bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, sc, h2, &bc);
+			printf("bmp %-8s %d docs, %d queries, top %d: %.3f ms/query, ranges scored %.0f of %u, %s %.0f, blocks decoded %.0f, maxima summed %.0f per query\n",
+				   names[sc], ndocs, nq, k, (now() - t0) * 1000 / nq,
+				   (double) bc.ranges / nq, b.nranges,
+				   sc == BMP_SCORE_POSTINGS ? "postings decoded" :
+				   sc >= BMP_SCORE_DOCS_BF16 ? "forward elements and postings read" :
+				   "forward elements read",
+				   (double) bc.postings / nq, (double) bc.blocks / nq,
+				   (double) bc.pairs / nq);
+			if (sc == BMP_SCORE_DOCS_BF16 || sc == BMP_SCORE_DOCS_Q8)
+				printf("bmp %s: exact scores of %.1f of the %.0f documents scored per query\n",
+					   names[sc], (double) bc.exact / nq, (double) bc.docs / nq);
+		}
 		for (int i = 0; i < nq; i++)
 		{
 			SpmCounters c;
@@ -274,11 +291,17 @@ main(int argc, char **argv)
 
 			memset(&c, 0, sizeof(c));
 			n1 = run(&qs[i], ndocs, true, k, h1, &c);
-			n2 = bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, h2, &bc);
-			if (!same_hits(i + 1, h1, n1, h2, n2))
-				return 1;
+			for (int sc = 0; sc < BMP_NSCORERS; sc++)
+			{
+				n2 = bmp_query(&b, qs[i].idx, qs[i].val, qs[i].n, k, sc, h2, &bc);
+				if (!same_hits(i + 1, h1, n1, h2, n2))
+				{
+					printf("(bmp scorer %d)\n", sc);
+					return 1;
+				}
+			}
 		}
-		printf("exhaustive and bmp agree on all %d queries\n", nq);
+		printf("exhaustive and bmp (every scorer) agree on all %d queries\n", nq);
 		return 0;
 	}
 

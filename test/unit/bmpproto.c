@@ -14,9 +14,32 @@
 #include "port/pg_bitutils.h"
 #include "sparsevec.h"
 #include "bmpproto.h"
+#include "spmblock.h"
 #include "spmrange.h"
 
 #define NBUCKETS	1024
+
+/* the top 16 bits of w > 0 rounded upward: a bfloat16 not below w */
+static uint16
+bf16_bits_up(float w)
+{
+	uint32		u;
+
+	memcpy(&u, &w, sizeof(u));
+	if (u & 0xFFFF)
+		u = (u | 0xFFFF) + 1;
+	return (uint16) (u >> 16);
+}
+
+static inline float
+bf16_float(uint16 h)
+{
+	uint32		u = (uint32) h << 16;
+	float		w;
+
+	memcpy(&w, &u, sizeof(w));
+	return w;
+}
 
 /*
  * Build the range maxima (one byte per term and range where the term
@@ -25,7 +48,8 @@
  * offsets and weights of its postings there) from the posting lists.
  */
 void
-bmp_build(Bmp *b, const UnitTerm *terms, int nterms, uint32 ndocs, int range)
+bmp_build(Bmp *b, const UnitTerm *terms, const UnitBlocks *blocks, int nterms,
+		  uint32 ndocs, int range)
 {
 	uint32		nr = (ndocs + range - 1) / range;
 	uint32	   *tcount = calloc(nr + 1, sizeof(uint32));
@@ -137,6 +161,47 @@ bmp_build(Bmp *b, const UnitTerm *terms, int nterms, uint32 ndocs, int range)
 		for (int64 p = b->rm_start[t]; p < b->rm_start[t + 1]; p++)
 			b->dense[t][b->rm_range[p]] = b->rm_q[p];
 	}
+	/* the forward copy per document: count, then fill term by term */
+	b->ndocs = ndocs;
+	b->terms = terms;
+	b->blocks = blocks;
+	b->d_start = calloc(ndocs + 1, sizeof(int64));
+	for (int t = 0; t < nterms; t++)
+		for (int i = 0; i < terms[t].df; i++)
+			b->d_start[terms[t].docs[i] + 1]++;
+	for (uint32 d = 0; d < ndocs; d++)
+		b->d_start[d + 1] += b->d_start[d];
+	b->d_term = malloc(Max(b->d_start[ndocs], 1) * sizeof(uint16));
+	b->d_w = malloc(Max(b->d_start[ndocs], 1) * sizeof(float));
+	b->d_w16 = malloc(Max(b->d_start[ndocs], 1) * sizeof(uint16));
+	{
+		int64	   *fill = malloc((ndocs + 1) * sizeof(int64));
+
+		memcpy(fill, b->d_start, (ndocs + 1) * sizeof(int64));
+		for (int t = 0; t < nterms; t++)
+		{
+			if (t > PG_UINT16_MAX && terms[t].df > 0)
+			{
+				fprintf(stderr, "bmp prototype: terms above 65535 are not handled\n");
+				exit(1);
+			}
+			for (int i = 0; i < terms[t].df; i++)
+			{
+				int64		e = fill[terms[t].docs[i]]++;
+
+				b->d_term[e] = (uint16) t;
+				b->d_w[e] = terms[t].w[i];
+				b->d_w16[e] = bf16_bits_up(terms[t].w[i]);
+			}
+		}
+		free(fill);
+	}
+	b->filter = malloc(65536 / 8);
+	b->qidx = malloc(65536);
+	b->pblk = malloc(1024 * sizeof(int));
+	b->pdocs = malloc((size_t) 1024 * SPM_BLOCK_POSTINGS * sizeof(uint32));
+	b->pw = malloc((size_t) 1024 * SPM_BLOCK_POSTINGS * sizeof(float));
+
 	b->ub = malloc(nr * sizeof(float));
 	b->bucket_of = malloc(nr * sizeof(uint16));
 	b->order = malloc(nr * sizeof(uint32));
@@ -145,6 +210,19 @@ bmp_build(Bmp *b, const UnitTerm *terms, int nterms, uint32 ndocs, int range)
 	free(ecount);
 	free(tfill);
 	free(efill);
+}
+
+/* offer the documents of range r that the scorers touched to the heap */
+static void
+offer_range(Bmp *b, uint32 r, uint64 touched, SpmTopK *topk)
+{
+	while (touched)
+	{
+		int			off = pg_rightmost_one_pos64(touched);
+
+		touched &= touched - 1;
+		spm_topk_push(topk, b->acc[off], (uint64) r * b->range + off, NULL);
+	}
 }
 
 /* the end of range r's entries of its term at ti */
@@ -210,13 +288,255 @@ score_range(Bmp *b, uint32 r, const int32 *qt, const double *qv, int nq,
 			lo++;
 		}
 	}
-	while (touched)
-	{
-		int			off = pg_rightmost_one_pos64(touched);
+	offer_range(b, r, touched, topk);
+}
 
-		touched &= touched - 1;
-		spm_topk_push(topk, acc[off], (uint64) r * b->range + off, NULL);
+/*
+ * Score range r from the per-document forward copy, as spmrange.c's
+ * score_range does: every element of every document of the range, a
+ * filter test, a table lookup for those that pass, the products added in
+ * the document's (ascending) term order.
+ */
+static void
+score_range_docs(Bmp *b, uint32 r, const double *qv, SpmTopK *topk,
+				 BmpCounters *c)
+{
+	uint32		lo = r * b->range;
+	uint32		hi = Min(lo + b->range, b->ndocs);
+
+	for (uint32 d = lo; d < hi; d++)
+	{
+		double		score = 0.0;
+
+		for (int64 e = b->d_start[d]; e < b->d_start[d + 1]; e++)
+		{
+			uint16		t = b->d_term[e];
+
+			if ((b->filter[t >> 6] >> (t & 63)) & 1)
+			{
+				int			j = (int) b->qidx[t] - 1;
+
+				if (j >= 0)
+					score = spv_score_add(score, qv[j], b->d_w[e]);
+			}
+		}
+		c->postings += b->d_start[d + 1] - b->d_start[d];
+		if (score > 0)
+			spm_topk_push(topk, score, d, NULL);
 	}
+}
+
+/*
+ * The exact weight of query term i (term t) in document d, which has it:
+ * from the term's posting block that holds d (binary search of the last
+ * docids), decoded unless it is the block the term decoded last.
+ */
+static float
+posting_weight(Bmp *b, int i, int32 t, uint32 d, BmpCounters *c)
+{
+	const UnitTerm *u = &b->terms[t];
+	uint32	   *docs = b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS;
+	float	   *w = b->pw + (size_t) i * SPM_BLOCK_POSTINGS;
+	int			l = 0;
+	int			h = u->nblocks;
+	int			n;
+
+	while (l < h)
+	{
+		int			m = (l + h) >> 1;
+
+		if (u->last[m] < d)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l == u->nblocks)
+	{
+		fprintf(stderr, "bmp prototype: document %u not in the postings of term %d\n", d, t);
+		abort();
+	}
+	if (b->pblk[i] != l)
+	{
+		if (!spm_block_decode(b->blocks->enc[u->blkno[l]], SPM_BLOCK_MAX_BYTES,
+							  u->count[l], u->last[l], docs, w))
+		{
+			fprintf(stderr, "corrupt block\n");
+			abort();
+		}
+		b->pblk[i] = l;
+		c->blocks++;
+		c->postings += u->count[l];
+	}
+	n = u->count[l];
+	l = 0;
+	h = n;
+	while (l < h)
+	{
+		int			m = (l + h) >> 1;
+
+		if (docs[m] < d)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l == n || docs[l] != d)
+	{
+		fprintf(stderr, "bmp prototype: document %u not in the postings of term %d\n", d, t);
+		abort();
+	}
+	return w[l];
+}
+
+/* would a document whose score is at most ub reach the heap? */
+static inline bool
+may_enter(const SpmTopK *topk, double ub)
+{
+	return !spm_topk_full(topk) || ub * (1 + 1e-6) >= topk->heap[0].score;
+}
+
+/*
+ * Score range r from a forward copy whose weights are bfloat16 upper
+ * bounds (with q8, levels of 255 per term instead, as the range maxima
+ * have them, computed here from the weights: then only the count of exact
+ * scores means something, not the time).  A document's bound is the sum
+ * of q times those, each product at least the exact one, so the sum is at
+ * least the exact score up to rounding, which the 1e-6 of may_enter
+ * covers many times over.  Only a document whose bound reaches the k-th
+ * score (or any while the heap is not full) gets its exact score: its
+ * matching query terms' weights from the posting blocks, added in the
+ * document's (ascending) term order.
+ */
+static void
+score_range_docs_bf16(Bmp *b, uint32 r, const int32 *qt, const double *qv,
+					  bool q8, SpmTopK *topk, BmpCounters *c)
+{
+	uint32		lo = r * b->range;
+	uint32		hi = Min(lo + b->range, b->ndocs);
+	int			match[1024];
+
+	for (uint32 d = lo; d < hi; d++)
+	{
+		double		ub = 0.0;
+		int			nm = 0;
+
+		for (int64 e = b->d_start[d]; e < b->d_start[d + 1]; e++)
+		{
+			uint16		t = b->d_term[e];
+
+			if ((b->filter[t >> 6] >> (t & 63)) & 1)
+			{
+				int			j = (int) b->qidx[t] - 1;
+
+				if (j >= 0)
+				{
+					if (q8)
+						ub += qv[j] * spm_range_level(b->d_w[e], b->tmax[t]) *
+							(double) b->tmax[t] / 255.0;
+					else
+						ub += qv[j] * bf16_float(b->d_w16[e]);
+					match[nm++] = j;
+				}
+			}
+		}
+		c->postings += b->d_start[d + 1] - b->d_start[d];
+		c->docs++;
+		if (nm > 0 && may_enter(topk, ub))
+		{
+			double		score = 0.0;
+
+			for (int m = 0; m < nm; m++)
+				score = spv_score_add(score, qv[match[m]],
+									  posting_weight(b, match[m], qt[match[m]], d, c));
+			c->exact++;
+			spm_topk_push(topk, score, d, NULL);
+		}
+	}
+}
+
+/*
+ * Score range r from the query terms' posting blocks: for each query term
+ * in ascending order that may have a posting in the range (a dense term
+ * whose level there is 0 has none), the first block whose last docid
+ * reaches the range (binary search), decoded unless it is the block this
+ * term decoded last, then its postings inside the range, and the next
+ * block while the range goes on.  Term-at-a-time in ascending term order
+ * adds each document's products in that order: the canonical score.
+ */
+static void
+score_range_postings(Bmp *b, uint32 r, const int32 *qt, const double *qv,
+					 int nq, SpmTopK *topk, BmpCounters *c)
+{
+	uint32		lo = r * b->range;
+	uint32		hi = Min(lo + b->range, b->ndocs);
+	uint64		touched = 0;
+	double	   *acc = b->acc;
+
+	for (int i = 0; i < nq; i++)
+	{
+		const UnitTerm *u = &b->terms[qt[i]];
+		uint32	   *docs = b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS;
+		float	   *w = b->pw + (size_t) i * SPM_BLOCK_POSTINGS;
+		int			l = 0;
+		int			h = u->nblocks;
+
+		if (b->dense[qt[i]] && b->dense[qt[i]][r] == 0)
+			continue;
+		/* the first block whose last docid is >= lo */
+		while (l < h)
+		{
+			int			m = (l + h) >> 1;
+
+			if (u->last[m] < lo)
+				l = m + 1;
+			else
+				h = m;
+		}
+		for (int bl = l; bl < u->nblocks; bl++)
+		{
+			int			n = u->count[bl];
+			int			j = 0;
+			int			jh = n;
+
+			if (b->pblk[i] != bl)
+			{
+				if (!spm_block_decode(b->blocks->enc[u->blkno[bl]],
+									  SPM_BLOCK_MAX_BYTES, n, u->last[bl],
+									  docs, w))
+				{
+					fprintf(stderr, "corrupt block\n");
+					abort();
+				}
+				b->pblk[i] = bl;
+				c->blocks++;
+				c->postings += n;
+			}
+			/* the first posting >= lo */
+			while (j < jh)
+			{
+				int			m = (j + jh) >> 1;
+
+				if (docs[m] < lo)
+					j = m + 1;
+				else
+					jh = m;
+			}
+			for (; j < n && docs[j] < hi; j++)
+			{
+				uint32		off = docs[j] - lo;
+				uint64		bit = UINT64CONST(1) << off;
+
+				if (!(touched & bit))
+				{
+					touched |= bit;
+					acc[off] = 0.0;
+				}
+				acc[off] = spv_score_add(acc[off], qv[i], w[j]);
+			}
+			if (u->last[bl] >= hi - 1)
+				break;
+		}
+	}
+	offer_range(b, r, touched, topk);
 }
 
 /*
@@ -228,7 +548,7 @@ score_range(Bmp *b, uint32 r, const int32 *qt, const double *qv, int nq,
  */
 int
 bmp_query(Bmp *b, const int32 *qt_in, const float *qv_in, int nq_in,
-		  int k, SpmHit *hits, BmpCounters *c)
+		  int k, BmpScorer scorer, SpmHit *hits, BmpCounters *c)
 {
 	SpmTopK		topk;
 	int32		qt[1024];
@@ -304,6 +624,26 @@ bmp_query(Bmp *b, const int32 *qt_in, const float *qv_in, int nq_in,
 	for (uint32 r = 0; r < b->nranges; r++)
 		b->order[bcount[b->bucket_of[r]]++] = r;
 
+	/* the scorers' per-query state */
+	if (scorer == BMP_SCORE_DOCS || scorer == BMP_SCORE_DOCS_BF16 ||
+		scorer == BMP_SCORE_DOCS_Q8)
+	{
+		if (nq > 255)
+		{
+			fprintf(stderr, "bmp prototype: at most 255 query terms with the document scorers\n");
+			exit(1);
+		}
+		memset(b->filter, 0, 65536 / 8);
+		memset(b->qidx, 0, 65536);
+		for (int i = 0; i < nq; i++)
+		{
+			b->filter[qt[i] >> 6] |= UINT64CONST(1) << (qt[i] & 63);
+			b->qidx[qt[i]] = (uint8) (i + 1);
+		}
+	}
+	for (int i = 0; i < nq; i++)
+		b->pblk[i] = -1;
+
 	/* visit */
 	spm_topk_init(&topk, k, hits);
 	{
@@ -323,7 +663,15 @@ bmp_query(Bmp *b, const int32 *qt_in, const float *qv_in, int nq_in,
 			if (ub > 0 &&
 				(!spm_topk_full(&topk) || ub * (1 + 1e-5) >= topk.heap[0].score))
 			{
-				score_range(b, r, qt, qv, nq, &topk, &c->postings);
+				if (scorer == BMP_SCORE_RANGE)
+					score_range(b, r, qt, qv, nq, &topk, &c->postings);
+				else if (scorer == BMP_SCORE_DOCS)
+					score_range_docs(b, r, qv, &topk, c);
+				else if (scorer == BMP_SCORE_POSTINGS)
+					score_range_postings(b, r, qt, qv, nq, &topk, c);
+				else
+					score_range_docs_bf16(b, r, qt, qv,
+										  scorer == BMP_SCORE_DOCS_Q8, &topk, c);
 				nlive++;
 			}
 			i++;

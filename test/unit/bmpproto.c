@@ -292,6 +292,18 @@ score_range(Bmp *b, uint32 r, const int32 *qt, const double *qv, int nq,
 }
 
 /*
+ * The position of term t among the query's terms, or -1: the filter, then
+ * the table for the terms that pass it (BMP_SCORE_DOCS*).
+ */
+static inline int
+query_pos(const Bmp *b, uint16 t)
+{
+	if (!((b->filter[t >> 6] >> (t & 63)) & 1))
+		return -1;
+	return (int) b->qidx[t] - 1;
+}
+
+/*
  * Score range r from the per-document forward copy, as spmrange.c's
  * score_range does: every element of every document of the range, a
  * filter test, a table lookup for those that pass, the products added in
@@ -310,20 +322,56 @@ score_range_docs(Bmp *b, uint32 r, const double *qv, SpmTopK *topk,
 
 		for (int64 e = b->d_start[d]; e < b->d_start[d + 1]; e++)
 		{
-			uint16		t = b->d_term[e];
+			int			j = query_pos(b, b->d_term[e]);
 
-			if ((b->filter[t >> 6] >> (t & 63)) & 1)
-			{
-				int			j = (int) b->qidx[t] - 1;
-
-				if (j >= 0)
-					score = spv_score_add(score, qv[j], b->d_w[e]);
-			}
+			if (j >= 0)
+				score = spv_score_add(score, qv[j], b->d_w[e]);
 		}
 		c->postings += b->d_start[d + 1] - b->d_start[d];
 		if (score > 0)
 			spm_topk_push(topk, score, d, NULL);
 	}
+}
+
+/* the first i < n with a[i] >= x (a ascending), or n */
+static int
+first_at_least(const uint32 *a, int n, uint32 x)
+{
+	int			l = 0;
+	int			h = n;
+
+	while (l < h)
+	{
+		int			m = (l + h) >> 1;
+
+		if (a[m] < x)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l;
+}
+
+/*
+ * Block bl of query term i (postings u) decoded into the term's slot of
+ * pdocs and pw, unless it is the block the term decoded last.
+ */
+static void
+decode_term_block(Bmp *b, int i, const UnitTerm *u, int bl, BmpCounters *c)
+{
+	if (b->pblk[i] == bl)
+		return;
+	if (!spm_block_decode(b->blocks->enc[u->blkno[bl]], SPM_BLOCK_MAX_BYTES,
+						  u->count[bl], u->last[bl],
+						  b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS,
+						  b->pw + (size_t) i * SPM_BLOCK_POSTINGS))
+	{
+		fprintf(stderr, "corrupt block\n");
+		abort();
+	}
+	b->pblk[i] = bl;
+	c->blocks++;
+	c->postings += u->count[bl];
 }
 
 /*
@@ -336,55 +384,18 @@ posting_weight(Bmp *b, int i, int32 t, uint32 d, BmpCounters *c)
 {
 	const UnitTerm *u = &b->terms[t];
 	uint32	   *docs = b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS;
-	float	   *w = b->pw + (size_t) i * SPM_BLOCK_POSTINGS;
-	int			l = 0;
-	int			h = u->nblocks;
-	int			n;
+	int			bl = first_at_least(u->last, u->nblocks, d);
+	int			p;
 
-	while (l < h)
+	if (bl < u->nblocks)
 	{
-		int			m = (l + h) >> 1;
-
-		if (u->last[m] < d)
-			l = m + 1;
-		else
-			h = m;
+		decode_term_block(b, i, u, bl, c);
+		p = first_at_least(docs, u->count[bl], d);
+		if (p < u->count[bl] && docs[p] == d)
+			return b->pw[(size_t) i * SPM_BLOCK_POSTINGS + p];
 	}
-	if (l == u->nblocks)
-	{
-		fprintf(stderr, "bmp prototype: document %u not in the postings of term %d\n", d, t);
-		abort();
-	}
-	if (b->pblk[i] != l)
-	{
-		if (!spm_block_decode(b->blocks->enc[u->blkno[l]], SPM_BLOCK_MAX_BYTES,
-							  u->count[l], u->last[l], docs, w))
-		{
-			fprintf(stderr, "corrupt block\n");
-			abort();
-		}
-		b->pblk[i] = l;
-		c->blocks++;
-		c->postings += u->count[l];
-	}
-	n = u->count[l];
-	l = 0;
-	h = n;
-	while (l < h)
-	{
-		int			m = (l + h) >> 1;
-
-		if (docs[m] < d)
-			l = m + 1;
-		else
-			h = m;
-	}
-	if (l == n || docs[l] != d)
-	{
-		fprintf(stderr, "bmp prototype: document %u not in the postings of term %d\n", d, t);
-		abort();
-	}
-	return w[l];
+	fprintf(stderr, "bmp prototype: document %u not in the postings of term %d\n", d, t);
+	abort();
 }
 
 /* would a document whose score is at most ub reach the heap? */
@@ -422,21 +433,16 @@ score_range_docs_bf16(Bmp *b, uint32 r, const int32 *qt, const double *qv,
 		for (int64 e = b->d_start[d]; e < b->d_start[d + 1]; e++)
 		{
 			uint16		t = b->d_term[e];
+			int			j = query_pos(b, t);
 
-			if ((b->filter[t >> 6] >> (t & 63)) & 1)
-			{
-				int			j = (int) b->qidx[t] - 1;
-
-				if (j >= 0)
-				{
-					if (q8)
-						ub += qv[j] * spm_range_level(b->d_w[e], b->tmax[t]) *
-							(double) b->tmax[t] / 255.0;
-					else
-						ub += qv[j] * bf16_float(b->d_w16[e]);
-					match[nm++] = j;
-				}
-			}
+			if (j < 0)
+				continue;
+			if (q8)
+				ub += qv[j] * spm_range_level(b->d_w[e], b->tmax[t]) *
+					(double) b->tmax[t] / 255.0;
+			else
+				ub += qv[j] * bf16_float(b->d_w16[e]);
+			match[nm++] = j;
 		}
 		c->postings += b->d_start[d + 1] - b->d_start[d];
 		c->docs++;
@@ -474,53 +480,18 @@ score_range_postings(Bmp *b, uint32 r, const int32 *qt, const double *qv,
 	for (int i = 0; i < nq; i++)
 	{
 		const UnitTerm *u = &b->terms[qt[i]];
-		uint32	   *docs = b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS;
-		float	   *w = b->pw + (size_t) i * SPM_BLOCK_POSTINGS;
-		int			l = 0;
-		int			h = u->nblocks;
+		const uint32 *docs = b->pdocs + (size_t) i * SPM_BLOCK_POSTINGS;
+		const float *w = b->pw + (size_t) i * SPM_BLOCK_POSTINGS;
 
 		if (b->dense[qt[i]] && b->dense[qt[i]][r] == 0)
 			continue;
-		/* the first block whose last docid is >= lo */
-		while (l < h)
-		{
-			int			m = (l + h) >> 1;
-
-			if (u->last[m] < lo)
-				l = m + 1;
-			else
-				h = m;
-		}
-		for (int bl = l; bl < u->nblocks; bl++)
+		/* from the first block whose last docid is >= lo */
+		for (int bl = first_at_least(u->last, u->nblocks, lo); bl < u->nblocks; bl++)
 		{
 			int			n = u->count[bl];
-			int			j = 0;
-			int			jh = n;
 
-			if (b->pblk[i] != bl)
-			{
-				if (!spm_block_decode(b->blocks->enc[u->blkno[bl]],
-									  SPM_BLOCK_MAX_BYTES, n, u->last[bl],
-									  docs, w))
-				{
-					fprintf(stderr, "corrupt block\n");
-					abort();
-				}
-				b->pblk[i] = bl;
-				c->blocks++;
-				c->postings += n;
-			}
-			/* the first posting >= lo */
-			while (j < jh)
-			{
-				int			m = (j + jh) >> 1;
-
-				if (docs[m] < lo)
-					j = m + 1;
-				else
-					jh = m;
-			}
-			for (; j < n && docs[j] < hi; j++)
+			decode_term_block(b, i, u, bl, c);
+			for (int j = first_at_least(docs, n, lo); j < n && docs[j] < hi; j++)
 			{
 				uint32		off = docs[j] - lo;
 				uint64		bit = UINT64CONST(1) << off;

@@ -229,25 +229,14 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 	SparseVector *q = so->query;
 	float	   *qv = SPV_VALUES(q);
 	SpmQueryTerm *terms = palloc(Max(q->nnz, 1) * sizeof(SpmQueryTerm));
-	const SpmTermData **data = palloc(Max(q->nnz, 1) * sizeof(SpmTermData *));
 	int			n = 0;
 
-	/*
-	 * Each term's cached entry is a cache miss of its own (doc/decisions.md
-	 * "The 1,000-document tier against its own statement"): look them all
-	 * up and prefetch them first, so that the misses overlap, then copy.
-	 */
 	for (int i = 0; i < q->nnz; i++)
 	{
-		data[i] = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
-		if (data[i])
-			__builtin_prefetch(data[i]);
-	}
-	for (int i = 0; i < q->nnz; i++)
-	{
-		const SpmTermData *d = data[i];
+		const SpmTermData *d;
 		SpmQueryTerm *term = &terms[n];
 
+		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
 		if (d == NULL)
 			continue;
 		term->q = qv[i];
@@ -262,7 +251,6 @@ setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
 		term->sum = d->sum;
 		n++;
 	}
-	pfree(data);
 
 	memset(r, 0, sizeof(SpmReader));
 	r->index = scan->indexRelation;

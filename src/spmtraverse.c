@@ -699,7 +699,7 @@ pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
 void
 spm_traverse_begin(SpmTraverse *t)
 {
-	SpmTraverseScratch own = {CurrentMemoryContext};
+	SpmTraverseScratch own = {.cxt = CurrentMemoryContext};
 	SpmTraverseScratch *sc = t->scratch ? t->scratch : &own;
 	SpmTraverseState *s;
 	PoolParts	parts;

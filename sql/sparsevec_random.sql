@@ -96,6 +96,55 @@ FROM spv_rand_pair;
 SELECT count(*) FILTER (WHERE a <#> b = -dot_desc) < count(*) FILTER (WHERE a <#> b = -dot) AS operator_is_ascending
 FROM spv_rand_pair WHERE NOT disjoint;
 
+-- <#>, inner_product and <=> prepare an argument that repeats from call to
+-- call (sparsevec.c, DotOfArgs): the outer row of a nested loop (either
+-- argument), an InitPlan's value, a Const, and a value computed again for
+-- every row at the same address whose contents change with the outer row.
+-- Each still equals the brute force.
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+SELECT count(*) AS pairs,
+	count(*) FILTER (WHERE a.v <#> b.v = -coalesce(d.dot, 0)) AS exact_outer_second,
+	count(*) FILTER (WHERE b.v <#> a.v = -coalesce(d.dot, 0)) AS exact_outer_first,
+	count(*) FILTER (WHERE inner_product(a.v, b.v) = coalesce(d.dot, 0)) AS exact_ip,
+	count(*) FILTER (WHERE a.v <#> b.expected_text::sparsevec = -coalesce(d.dot, 0)) AS exact_recomputed,
+	count(*) FILTER (WHERE a.v <=> b.v IS NOT DISTINCT FROM
+		CASE WHEN a.norm2 = 0 OR b.norm2 = 0 THEN 'NaN'::float8
+			ELSE 1 - greatest(-1, least(1, coalesce(d.dot, 0) / sqrt(a.norm2 * b.norm2))) END) AS exact_cosine
+FROM spv_rand b JOIN spv_rand a ON a.grp = b.grp
+	LEFT JOIN spv_rand_dot d ON d.aid = a.id AND d.bid = b.id;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+SELECT count(*) AS pairs,
+	count(*) FILTER (WHERE p.a <#> (SELECT v FROM spv_rand WHERE id = p.bid) = -p.dot) AS exact_initplan
+FROM spv_rand_pair p WHERE p.bid IN (SELECT min(id) FROM spv_rand GROUP BY grp);
+SELECT count(*) AS vectors,
+	count(*) FILTER (WHERE v <#> '{1:1.5,3:-2,17:0.25,40:3,500:1e10,30000:-7}/30522' =
+		-coalesce((SELECT sum(e.val::float8 * q.w ORDER BY e.idx) FROM spv_rand_elem e
+			JOIN (VALUES (1, 1.5::float8), (3, -2), (17, 0.25), (40, 3), (500, 1e10), (30000, -7)) q(idx, w)
+			ON q.idx = e.idx WHERE e.id = r.id), 0)) AS exact_const
+FROM spv_rand r WHERE grp = 4;
+
+-- indices that share a bit of the prepared side's filter (equal modulo
+-- 65536) without being equal
+CREATE TABLE spv_rand_far AS
+SELECT g AS id, to_sparsevec(array_agg(i ORDER BY i), array_agg(w ORDER BY i), 100000000) AS v,
+	array_agg(i ORDER BY i) AS idx, array_agg(w ORDER BY i) AS val
+FROM (SELECT DISTINCT ON (g, i) g, i, ((random() - 0.4) * 100)::real AS w
+	FROM generate_series(1, 60) g, generate_series(1, 40) k,
+		LATERAL (SELECT 1 + floor(random() * 30)::int * 65536 + floor(random() * 3)::int + k * 0 AS i) x
+	ORDER BY g, i) e
+GROUP BY g;
+SELECT count(*) AS pairs,
+	count(*) FILTER (WHERE a.v <#> b.v = -coalesce((SELECT sum(x.w::float8 * y.w::float8 ORDER BY x.i)
+		FROM unnest(a.idx, a.val) x(i, w) JOIN unnest(b.idx, b.val) y(i, w) ON x.i = y.i), 0)) AS exact,
+	count(*) FILTER (WHERE EXISTS (SELECT FROM unnest(a.idx) x(i), unnest(b.idx) y(i)
+		WHERE x.i <> y.i AND x.i % 65536 = y.i % 65536)) > 0 AS shared_bits
+FROM spv_rand_far b CROSS JOIN spv_rand_far a;
+DROP TABLE spv_rand_far;
+
 -- the other distances, replicating their double arithmetic in SQL: the
 -- differences (a_i - b_i) over the union of indices in ascending order
 CREATE TABLE spv_rand_diff AS

@@ -131,4 +131,73 @@ spv_dot(const int32 *ai, const float *av, int an,
 	return spv_dot_continue(ai, av, an, bi, bv, bn, &j, 0.0);
 }
 
+/*
+ * spv_dot with one side prepared, for a vector scored against many others
+ * (the <#> of a seq scan or of an ORDER BY's rows: sparsevec.c keeps the
+ * prepared side per call site).  The filter holds one bit per index modulo
+ * SPV_FILTER_BITS of the prepared vector (qi, qv, qn).  The other vector's
+ * elements are walked in their ascending order, most rejected by one load
+ * and a test; a set bit (which another index with the same remainder may
+ * have set) is confirmed by a binary search of qi from the last match on.
+ * The matches come in ascending index order and each adds the same exact
+ * product as in spv_dot, so the result is spv_dot's, bit for bit.
+ * (A rank table or a byte table of positions instead of the search, and a
+ * linear advance, measured the same: doc/decisions.md "The <#> operator
+ * prepares a repeated argument".)
+ */
+#define SPV_FILTER_BITS		65536
+#define SPV_FILTER_WORDS	(SPV_FILTER_BITS / 64)
+
+static inline void
+spv_filter_build(uint64 *filter, const int32 *qi, int qn)
+{
+	memset(filter, 0, SPV_FILTER_WORDS * sizeof(uint64));
+	for (int k = 0; k < qn; k++)
+	{
+		uint32		t = (uint32) qi[k] % SPV_FILTER_BITS;
+
+		filter[t / 64] |= UINT64CONST(1) << (t % 64);
+	}
+}
+
+static inline double
+spv_dot_filtered(const uint64 *filter, const int32 *qi, const float *qv, int qn,
+				 const int32 *ai, const float *av, int an)
+{
+	double		sum = 0.0;
+	int			lo = 0;			/* qi[0 .. lo) are below every index to come */
+
+	for (int i = 0; i < an; i++)
+	{
+		int32		x = ai[i];
+		uint32		t = (uint32) x % SPV_FILTER_BITS;
+		int			len;
+
+		if (likely(((filter[t / 64] >> (t % 64)) & 1) == 0))
+			continue;
+		/* the first of qi[lo .. qn) that is >= x */
+		len = qn - lo;
+		while (len > 0)
+		{
+			int			half = len / 2;
+
+			if (qi[lo + half] < x)
+			{
+				lo += half + 1;
+				len -= half + 1;
+			}
+			else
+				len = half;
+		}
+		if (lo == qn)
+			break;				/* ascending: nothing more can match */
+		if (qi[lo] == x)
+		{
+			sum = spv_score_add(sum, qv[lo], av[i]);
+			lo++;
+		}
+	}
+	return sum;
+}
+
 #endif							/* SPARSEVEC_H */

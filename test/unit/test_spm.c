@@ -112,17 +112,26 @@ test_scoring(void)
 	float		av[512],
 				bv[512];
 	int			ndiffer = 0;
+	int			ncollide = 0;
+	static uint64 filter[SPV_FILTER_WORDS];
 
 	for (int iter = 0; iter < 20000; iter++)
 	{
 		int			universe = 1 + (int) rnd_below(500);
 		int			an = rnd_vector(universe, rnd_unit(), ai, av);
 		int			bn = rnd_vector(universe, rnd_unit(), bi, bv);
+		/* spread: 16384 makes indices 4 apart share a filter bit */
+		int32		spread = iter % 3 == 0 ? 1 : iter % 3 == 1 ? 16384 : 131;
 		double		want = 0.0;
 		double		backwards = 0.0;
 		double		dot;
 		double		pieces = 0.0;
 		int			j = 0;
+
+		for (int x = 0; x < an; x++)
+			ai[x] *= spread;
+		for (int y = 0; y < bn; y++)
+			bi[y] *= spread;
 
 		/* the definition, written out: common indices, ascending, from +0.0 */
 		for (int x = 0, y = 0; x < an && y < bn;)
@@ -172,7 +181,31 @@ test_scoring(void)
 		CHECK(same_bits(pieces, want), "spv_dot_continue in pieces %.17g, expected %.17g",
 			  pieces, want);
 		CHECK(j <= bn, "spv_dot_continue position %d beyond %d", j, bn);
+
+		/* one side prepared (the operator's cache), either side */
+		spv_filter_build(filter, bi, bn);
+		dot = spv_dot_filtered(filter, bi, bv, bn, ai, av, an);
+		CHECK(same_bits(dot, want), "spv_dot_filtered (b prepared) %.17g, expected %.17g (an %d bn %d spread %d)",
+			  dot, want, an, bn, spread);
+		for (int x = 0, y = 0; x < an; x++)
+		{
+			uint32		t = (uint32) ai[x] % SPV_FILTER_BITS;
+
+			while (y < bn && bi[y] < ai[x])
+				y++;
+			if ((filter[t / 64] >> (t % 64) & 1) && (y == bn || bi[y] != ai[x]))
+			{
+				ncollide++;
+				break;
+			}
+		}
+		spv_filter_build(filter, ai, an);
+		dot = spv_dot_filtered(filter, ai, av, an, bi, bv, bn);
+		CHECK(same_bits(dot, want), "spv_dot_filtered (a prepared) %.17g, expected %.17g (an %d bn %d spread %d)",
+			  dot, want, an, bn, spread);
 	}
+	/* the filter's shared bits must have been taken, and rejected */
+	CHECK(ncollide > 1000, "only %d of 20000 pairs had a filter bit set by another index", ncollide);
 	/* the data must be able to tell the order of additions apart */
 	CHECK(ndiffer > 100, "only %d of 20000 sums depend on the order", ndiffer);
 }

@@ -132,10 +132,37 @@ spv_dot(const int32 *ai, const float *av, int an,
 }
 
 /*
+ * A filter of a vector's indices: bit (index mod SPV_FILTER_BITS) is set for
+ * each, so that an index whose bit is clear (most, for a short vector) is
+ * rejected by one load and a test; a set bit may come from another index
+ * with the same remainder, and the caller confirms it.  Used by
+ * spv_dot_filtered below and by range pruning's scoring of forward-copy
+ * documents against the query terms (spmrange.c).
+ */
+#define SPV_FILTER_BITS		65536
+#define SPV_FILTER_WORDS	(SPV_FILTER_BITS / 64)
+
+static inline void
+spv_filter_add(uint64 *filter, uint32 x)
+{
+	uint32		t = x % SPV_FILTER_BITS;
+
+	filter[t / 64] |= UINT64CONST(1) << (t % 64);
+}
+
+static inline bool
+spv_filter_has(const uint64 *filter, uint32 x)
+{
+	uint32		t = x % SPV_FILTER_BITS;
+
+	return (filter[t / 64] >> (t % 64)) & 1;
+}
+
+/*
  * spv_dot with one side prepared, for a vector scored against many others
  * (the <#> of a seq scan or of an ORDER BY's rows: sparsevec.c keeps the
- * prepared side per call site).  The filter holds one bit per index modulo
- * SPV_FILTER_BITS of the prepared vector (qi, qv, qn).  The other vector's
+ * prepared side per call site).  The filter holds the indices of the
+ * prepared vector (qi, qv, qn).  The other vector's
  * elements are walked in their ascending order, most rejected by one load
  * and a test; a set bit (which another index with the same remainder may
  * have set) is confirmed by a binary search of qi from the last match on.
@@ -145,19 +172,12 @@ spv_dot(const int32 *ai, const float *av, int an,
  * linear advance, measured the same: doc/decisions.md "The <#> operator
  * prepares a repeated argument".)
  */
-#define SPV_FILTER_BITS		65536
-#define SPV_FILTER_WORDS	(SPV_FILTER_BITS / 64)
-
 static inline void
 spv_filter_build(uint64 *filter, const int32 *qi, int qn)
 {
 	memset(filter, 0, SPV_FILTER_WORDS * sizeof(uint64));
 	for (int k = 0; k < qn; k++)
-	{
-		uint32		t = (uint32) qi[k] % SPV_FILTER_BITS;
-
-		filter[t / 64] |= UINT64CONST(1) << (t % 64);
-	}
+		spv_filter_add(filter, (uint32) qi[k]);
 }
 
 static inline double
@@ -170,10 +190,9 @@ spv_dot_filtered(const uint64 *filter, const int32 *qi, const float *qv, int qn,
 	for (int i = 0; i < an; i++)
 	{
 		int32		x = ai[i];
-		uint32		t = (uint32) x % SPV_FILTER_BITS;
 		int			len;
 
-		if (likely(((filter[t / 64] >> (t % 64)) & 1) == 0))
+		if (likely(!spv_filter_has(filter, (uint32) x)))
 			continue;
 		/* the first of qi[lo .. qn) that is >= x */
 		len = qn - lo;

@@ -337,19 +337,11 @@ add_term(SpmRangeScan *s, const SpmRangeTerm *t, float *ub)
 }
 
 /*
- * A filter of the query's terms: bit (term & SPM_FILTER_MASK) is set for
- * every query term, so that a document element whose bit is clear (most
- * of them) costs one load and a test; a set bit is confirmed by a binary
- * search of the query terms.
+ * A filter of the query's terms (spv_filter_add, sparsevec.h): a document
+ * element whose bit is clear (most of them) costs one load and a test; a
+ * set bit is confirmed by qidx or a binary search of the query terms.
  */
 #define SPM_FILTER_BITS		SPM_RANGE_FILTER_BITS
-#define SPM_FILTER_MASK		(SPM_FILTER_BITS - 1)
-
-static inline bool
-filter_has(const uint64 *filter, uint32 t)
-{
-	return (filter[(t & SPM_FILTER_MASK) >> 6] >> (t & 63)) & 1;
-}
 
 /* the query term equal to t, or -1 */
 static inline int
@@ -391,7 +383,7 @@ score_elem(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 	if ((int64) t <= *prev)
 		range_corrupt(s, "a document of the forward copy is not in ascending term order");
 	*prev = t;
-	if (filter_has(filter, t))
+	if (spv_filter_has(filter, t))
 	{
 		int			j = qidx && t < SPM_FILTER_BITS ? (int) qidx[t] - 1 :
 			find_term(s->terms, s->nterms, t);
@@ -599,11 +591,7 @@ spm_range_topk(SpmRangeScan *s)
 
 	memset(filter, 0, SPM_FILTER_BITS / 8);
 	for (int t = 0; t < s->nterms; t++)
-	{
-		uint32		b = s->terms[t].term & SPM_FILTER_MASK;
-
-		filter[b >> 6] |= UINT64CONST(1) << (b & 63);
-	}
+		spv_filter_add(filter, s->terms[t].term);
 	if (s->nterms <= SPM_QIDX_TERMS)
 	{
 		qidx = w->qidx;

@@ -24,6 +24,7 @@
 #ifndef SPMRANGE_H
 #define SPMRANGE_H
 
+#include "sparsevec.h"
 #include "spmtraverse.h"
 
 /* docids per range (src/README "Ranges") */
@@ -100,7 +101,7 @@ typedef struct SpmRangeScratch
 } SpmRangeScratch;
 
 /* the query-term filter's size, in bits (and qidx's, in bytes) */
-#define SPM_RANGE_FILTER_BITS	65536
+#define SPM_RANGE_FILTER_BITS	SPV_FILTER_BITS
 
 typedef struct SpmRangeScan
 {

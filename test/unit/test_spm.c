@@ -16,6 +16,9 @@
  * Range pruning (spmrange.c) is checked the same way, against the score
  * written out, on random segments whose range maxima are laid out as the
  * writer lays them out; and spm_range_level against its definition.
+ *
+ * Docid reordering (spmreorder.c) must return a permutation, the same one
+ * every time, and find the clusters of a corpus made of them.
  */
 #include "postgres.h"
 
@@ -28,6 +31,7 @@
 #include "sparsevec.h"
 #include "spmblock.h"
 #include "spmrange.h"
+#include "spmreorder.h"
 #include "spmtraverse.h"
 #include "unitrange.h"
 #include "unitseg.h"
@@ -2160,6 +2164,145 @@ test_range_pruning(void)
 	test_range_pruning_happens();
 }
 
+/* ---------------------------------------------------------------- reorder */
+
+static bool
+is_permutation(const uint32 *perm, uint32 n)
+{
+	uint8	   *seen = calloc(Max(n, 1), 1);
+	bool		ok = true;
+
+	for (uint32 i = 0; i < n && ok; i++)
+	{
+		ok = perm[i] < n && !seen[perm[i]];
+		if (ok)
+			seen[perm[i]] = 1;
+	}
+	free(seen);
+	return ok;
+}
+
+/*
+ * spm_reorder_bisect on planted clusters: every document draws 8 distinct
+ * terms from the 40 of its cluster (one of 16, at random, so the input
+ * order is a shuffle) and 2 from 200 terms all clusters share.  Ordered by
+ * cluster, blocks of 32 documents hold about 40 + 55 distinct terms; in
+ * the input order about three times as many.  Bisection must come within
+ * 10% of the clusters' own order (moves that ignore the gains, or swaps
+ * without the test of their gains, do not; a gain of the wrong sign does,
+ * since exchanging all of both halves but the pairs worth moving is the
+ * same split), return a permutation, and return the same one when run
+ * again.  Then the edge cases: no documents, one, documents
+ * without terms, a leaf larger than the corpus, a single term.
+ */
+static void
+test_reorder(void)
+{
+	const uint32 nclust = 16;
+	const uint32 cterms = 40;
+	const uint32 gterms = 200;
+	const uint32 ndocs = 4096;
+	const uint32 nterms = nclust * cterms + gterms;
+	uint32	   *off = malloc((ndocs + 1) * sizeof(uint32));
+	uint32	   *terms = malloc(ndocs * 10 * sizeof(uint32));
+	uint32	   *clust = malloc(ndocs * sizeof(uint32));
+	uint32	   *oracle = malloc(ndocs * sizeof(uint32));
+	uint32	   *perm = malloc(ndocs * sizeof(uint32));
+	uint32	   *perm2 = malloc(ndocs * sizeof(uint32));
+	uint64		p_input;
+	uint64		p_oracle;
+	uint64		p_bp;
+	uint32		k = 0;
+
+	off[0] = 0;
+	for (uint32 d = 0; d < ndocs; d++)
+	{
+		uint32		n = 0;
+
+		clust[d] = rnd_below(nclust);
+		while (n < 10)
+		{
+			uint32		t = n < 8 ? clust[d] * cterms + rnd_below(cterms) :
+				nclust * cterms + rnd_below(gterms);
+			bool		dup = false;
+
+			for (uint32 j = off[d]; j < off[d] + n; j++)
+				dup |= terms[j] == t;
+			if (!dup)
+				terms[off[d] + n++] = t;
+		}
+		off[d + 1] = off[d] + n;
+	}
+	for (uint32 c = 0; c < nclust; c++)
+		for (uint32 d = 0; d < ndocs; d++)
+			if (clust[d] == c)
+				oracle[k++] = d;
+
+	spm_reorder_bisect(ndocs, off, terms, nterms, 32, SPM_REORDER_ITERS, perm);
+	CHECK(is_permutation(perm, ndocs), "reorder: not a permutation");
+	p_input = spm_reorder_pairs(ndocs, off, terms, nterms, 32, NULL);
+	p_oracle = spm_reorder_pairs(ndocs, off, terms, nterms, 32, oracle);
+	p_bp = spm_reorder_pairs(ndocs, off, terms, nterms, 32, perm);
+	printf("reorder: (term, block of 32) pairs: input %llu, by cluster %llu, bisection %llu\n",
+		   (unsigned long long) p_input, (unsigned long long) p_oracle,
+		   (unsigned long long) p_bp);
+	CHECK(p_input > 2 * p_oracle, "reorder: the corpus is not clustered (%llu, %llu)",
+		  (unsigned long long) p_input, (unsigned long long) p_oracle);
+	CHECK(p_bp <= p_oracle * 1.10, "reorder: bisection found %llu pairs, the clusters %llu",
+		  (unsigned long long) p_bp, (unsigned long long) p_oracle);
+	spm_reorder_bisect(ndocs, off, terms, nterms, 32, SPM_REORDER_ITERS, perm2);
+	CHECK(memcmp(perm, perm2, ndocs * sizeof(uint32)) == 0, "reorder: not deterministic");
+
+	/* the pair count itself, on a hand-made case: blocks of 2 */
+	{
+		const uint32 hoff[] = {0, 2, 3, 5, 5, 6};
+		const uint32 hterms[] = {0, 1, 1, 0, 2, 2};
+		const uint32 hperm[] = {4, 1, 0, 3, 2};
+
+		/* identity: {0,1}+{1} = 2, {0,2}+{} = 2, {2} = 1 */
+		CHECK(spm_reorder_pairs(5, hoff, hterms, 3, 2, NULL) == 5, "reorder: pairs, identity");
+		/* {2}+{1}, {0,1}+{}, {0,2} */
+		CHECK(spm_reorder_pairs(5, hoff, hterms, 3, 2, hperm) == 6, "reorder: pairs, permuted");
+	}
+
+	/* edge cases: each must give a permutation */
+	spm_reorder_bisect(0, off, terms, nterms, 32, SPM_REORDER_ITERS, perm);
+	spm_reorder_bisect(1, off, terms, nterms, 32, SPM_REORDER_ITERS, perm);
+	CHECK(perm[0] == 0, "reorder: one document");
+	spm_reorder_bisect(100, off, terms, nterms, 128, SPM_REORDER_ITERS, perm);
+	for (uint32 i = 0; i < 100; i++)
+		CHECK(perm[i] == i, "reorder: a leaf larger than the corpus must keep the order");
+	for (uint32 leaf = 1; leaf <= 64; leaf *= 4)
+	{
+		uint32		n = 1000 + leaf;
+
+		spm_reorder_bisect(n, off, terms, nterms, leaf, 2, perm);
+		CHECK(is_permutation(perm, n), "reorder: not a permutation, leaf %u", leaf);
+	}
+	{
+		uint32	   *zoff = calloc(301, sizeof(uint32));
+		uint32	   *one = malloc(301 * sizeof(uint32));
+
+		spm_reorder_bisect(300, zoff, terms, nterms, 8, SPM_REORDER_ITERS, perm);
+		CHECK(is_permutation(perm, 300), "reorder: documents without terms");
+		for (uint32 d = 0; d <= 300; d++)
+		{
+			zoff[d] = d;
+			one[d] = 0;
+		}
+		spm_reorder_bisect(300, zoff, one, 1, 8, SPM_REORDER_ITERS, perm);
+		CHECK(is_permutation(perm, 300), "reorder: a single term");
+		free(one);
+		free(zoff);
+	}
+	free(perm2);
+	free(perm);
+	free(oracle);
+	free(clust);
+	free(terms);
+	free(off);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2174,6 +2317,7 @@ main(int argc, char **argv)
 	test_group_bounds();
 	test_scoring();
 	test_range_pruning();
+	test_reorder();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -205,6 +205,89 @@ CREATE INDEX spm_rs_wide_idx ON spm_rs_wide USING sparse_maxscore (v);
 SELECT pg_relation_size('spm_rs_idx') < pg_relation_size('spm_rs_wide_idx') AS fwd16_smaller;
 DROP TABLE spm_rs, spm_rs_wide;
 
+-- reorder = on (src/README "Reordering"): documents of the same topics
+-- as above, but the topics shuffled across the heap, tied weights in every
+-- third one, NULL rows and empty vectors.  CREATE INDEX reorders them in
+-- batches (maintenance_work_mem 1MB: two batches here).  Exact under every
+-- algorithm, with a filter, after pending rows, deletions, a flush and a
+-- merge; and range pruning scores fewer ranges than on the same rows in
+-- heap order, so the docids did change.
+CREATE TABLE spm_ro (id int NOT NULL, v sparsevec(300), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_ro SELECT i,
+	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300' ELSE spm_topic_sv((i * 7919) % 10007) END,
+	i % 5
+FROM generate_series(1, 10000) i;
+CREATE TABLE spm_rn AS SELECT * FROM spm_ro;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX spm_ro_idx ON spm_ro USING sparse_maxscore (v) WITH (reorder = on);
+CREATE INDEX spm_rn_idx ON spm_rn USING sparse_maxscore (v);
+RESET maintenance_work_mem;
+CREATE INDEX spm_bad_idx ON spm_rn USING sparse_maxscore (v) WITH (reorder = sometimes);
+SELECT documents, null_documents FROM sparse_maxscore_info('spm_ro_idx');
+SELECT sparse_maxscore_verify('spm_ro_idx') LIKE 'segments=1 %' AS verified;
+-- ranges scored by the positive queries at LIMIT 10
+CREATE FUNCTION spm_ranges_scored(tab text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	c record;
+	total bigint := 0;
+BEGIN
+	FOR r IN SELECT q FROM spm_rq WHERE qid % 6 <> 0 ORDER BY qid LOOP
+		EXECUTE format('SELECT count(*) FROM (SELECT id FROM %I ORDER BY v <#> %L::sparsevec LIMIT 10) s',
+			tab, r.q);
+		SELECT * INTO c FROM sparse_maxscore_last_scan();
+		total := total + c.windows - c.windows_skipped;
+	END LOOP;
+	RETURN total;
+END $$;
+SET sparse_maxscore.algorithm = ranges;
+SELECT spm_ranges_scored('spm_ro') AS reordered, spm_ranges_scored('spm_rn') AS heap_order \gset
+SELECT :reordered < 0.5 * :heap_order AS fewer_ranges_scored;
+SELECT spm_ranges_check('', 'spm_ro') AS reordered_ranges;
+SET sparse_maxscore.algorithm = maxscore;
+SELECT spm_ranges_check('', 'spm_ro') AS reordered_maxscore;
+SET sparse_maxscore.algorithm = exhaustive;
+SELECT spm_ranges_check('', 'spm_ro') AS reordered_exhaustive;
+RESET sparse_maxscore.algorithm;
+SELECT spm_ranges_check('', 'spm_ro') AS reordered_auto;
+SET sparse_maxscore.algorithm = ranges;
+SET sparse_maxscore.initial_k = 1;
+SELECT spm_ranges_check('WHERE grp = 3', 'spm_ro') AS reordered_filtered_rounds;
+RESET sparse_maxscore.initial_k;
+INSERT INTO spm_ro SELECT i, spm_topic_sv(i), i % 5 FROM generate_series(10001, 10400) i;
+DELETE FROM spm_ro WHERE id % 7 = 0 OR id BETWEEN 1000 AND 1100;
+SELECT spm_ranges_check('', 'spm_ro') AS reordered_pending_deleted;
+VACUUM spm_ro;
+SELECT sparse_maxscore_compact('spm_ro_idx') >= 0 AS compacted;
+SELECT spm_ranges_check('WHERE grp <> 2', 'spm_ro') AS reordered_merged;
+SELECT sparse_maxscore_verify('spm_ro_idx') LIKE 'segments=1 %' AS verified;
+-- turned on for an existing index, REINDEX reorders it
+ALTER INDEX spm_rn_idx SET (reorder = on);
+REINDEX INDEX spm_rn_idx;
+SELECT spm_ranges_scored('spm_rn') < 0.5 * :heap_order AS reindex_reordered;
+RESET sparse_maxscore.algorithm;
+DROP FUNCTION spm_ranges_scored(text);
+DROP TABLE spm_ro, spm_rn;
+-- negative weights (every third document negated; MaxScore then), one
+-- batch
+CREATE TABLE spm_ron (id int NOT NULL, v sparsevec(300), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_ron SELECT i,
+	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300'
+		WHEN i % 3 = 0 THEN regexp_replace(spm_topic_sv((i * 7919) % 10007)::text, ':', ':-', 'g')::sparsevec
+		ELSE spm_topic_sv((i * 7919) % 10007) END,
+	i % 5
+FROM generate_series(1, 3000) i;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX spm_ron_idx ON spm_ron USING sparse_maxscore (v) WITH (reorder = on);
+RESET maintenance_work_mem;
+SELECT count(*) FILTER (WHERE v::text LIKE '%:-%') > 900 AS negative_rows FROM spm_ron;
+SELECT spm_ranges_check('', 'spm_ron') AS reordered_negative;
+SET sparse_maxscore.initial_k = 1;
+SELECT spm_ranges_check('WHERE grp = 1', 'spm_ron') AS reordered_negative_filtered;
+RESET sparse_maxscore.initial_k;
+SELECT sparse_maxscore_verify('spm_ron_idx') LIKE 'segments=1 %' AS verified;
+DROP TABLE spm_ron;
+
 DROP FUNCTION spm_ranges_check(text, text, text);
 DROP TABLE spm_rq;
 DROP TABLE spm_r;

@@ -30,6 +30,8 @@ spmbuildphasename(int64 phasenum)
 			return "loading tuples";
 		case PROGRESS_SPM_PHASE_WRITE:
 			return "writing segment";
+		case PROGRESS_SPM_PHASE_REORDER:
+			return "reordering documents";
 		default:
 			return NULL;
 	}

@@ -367,6 +367,8 @@ typedef struct SpmOptions
 	int			compactSegments;	/* compact when more segments than this */
 	bool		ranges;			/* new segments get range data (README
 								 * "Ranges") */
+	bool		reorder;		/* CREATE INDEX reorders docids (README
+								 * "Reordering") */
 } SpmOptions;
 
 typedef enum SpmAlgorithm
@@ -387,6 +389,7 @@ extern int	spm_debug_round_delay;
 #define PROGRESS_SPM_PHASE_LOAD		2
 #define PROGRESS_SPM_PHASE_SORT		3
 #define PROGRESS_SPM_PHASE_WRITE	4
+#define PROGRESS_SPM_PHASE_REORDER	5
 
 /* ----------------------------------------------------------------
  * Prototypes

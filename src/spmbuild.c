@@ -10,6 +10,11 @@
  * the segment writer in (term, docid) order, spilling to temporary files
  * if they do not fit.
  *
+ * With reorder = on the documents do not go to the writer as they come:
+ * they wait in a temporary file, a batch at a time, and go in the order
+ * spm_reorder_bisect (spmreorder.c) gives them, so docids follow that
+ * order instead of the heap's (src/README "Reordering").
+ *
  * Pages are written without WAL and logged at the end with
  * log_newpage_range, as pgvector's hnswbuild.c does.
  *
@@ -25,11 +30,39 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/buffile.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "spm.h"
+#include "spmreorder.h"
+
+/*
+ * The batch of documents waiting to be reordered: each document in the
+ * file as (tid, flags, nnz, indices, values); in memory where it is and
+ * its signature for spm_reorder_bisect.  Documents without elements (NULL
+ * rows, empty vectors) take no part: they follow the batch's others.
+ */
+typedef struct SpmReorderBatch
+{
+	BufFile    *file;
+	Size		budget;			/* bytes for the arrays below and the
+								 * kernel's per-document work memory */
+	uint32		n;				/* documents in the batch */
+	uint32		cap;
+	int		   *fileno;			/* [cap] where document i starts */
+	off_t	   *offset;			/* [cap] */
+	bool	   *empty;			/* [cap] */
+	uint32	   *off;			/* [cap + 1] signatures of the non-empty
+								 * documents, in terms[] */
+	uint32	   *terms;
+	uint32		nsig;			/* non-empty documents */
+	uint32		terms_cap;
+	int32	   *idx;			/* a document read back */
+	float	   *vals;
+	int32		elems_cap;
+} SpmReorderBatch;
 
 typedef struct SpmBuildState
 {
@@ -39,6 +72,7 @@ typedef struct SpmBuildState
 	uint32		ndocs;
 	double		indtuples;
 	MemoryContext tmpCtx;		/* per-row */
+	SpmReorderBatch *reorder;	/* NULL unless reorder = on */
 } SpmBuildState;
 
 /*
@@ -81,30 +115,274 @@ SpmCheckVector(Relation index, SparseVector *v, int32 *dims)
 
 /* ---------------------------------------------------------------- scan */
 
+/* give the writer and the sorter the next document, with the next docid */
+static void
+build_emit(SpmBuildState *st, ItemPointer tid, uint8 flags,
+		   const int32 *idx, const float *vals, int32 nnz)
+{
+	uint32		doc = st->ndocs;
+
+	if (flags & SPM_DOC_NULL)
+		spm_writer_doc(st->writer, tid, SPM_DOC_NULL, 0);
+	else
+	{
+		/* before the document: the forward copy's layout depends on it */
+		spm_writer_set_dims(st->writer, st->dims);
+		spm_writer_doc(st->writer, tid, 0, nnz);
+		spm_writer_doc_elems(st->writer, idx, vals, nnz);
+		for (int i = 0; i < nnz; i++)
+			spm_sorter_add(st->sorter, (uint32) idx[i], doc, vals[i]);
+	}
+	st->ndocs++;
+}
+
+/*
+ * Bytes of batch memory per document of capacity: its place in the file,
+ * its signature offset, and the kernel's permutation, gain and log table
+ * (and reorder_flush's sigdoc).  Term numbers take 4 bytes each.  Not
+ * counted: the kernel's degree arrays (512 kB) and one document read back.
+ */
+#define REORDER_DOC_BYTES	(sizeof(int) + sizeof(off_t) + sizeof(bool) + \
+							 3 * sizeof(uint32) + sizeof(double) + sizeof(float))
+
+static Size
+reorder_bytes(uint32 cap, uint32 terms_cap)
+{
+	return (Size) cap * REORDER_DOC_BYTES + (Size) terms_cap * sizeof(uint32);
+}
+
+static SpmReorderBatch *
+reorder_begin(Size budget)
+{
+	SpmReorderBatch *b = palloc0(sizeof(SpmReorderBatch));
+
+	b->budget = budget;
+	b->cap = 1024;
+	b->fileno = palloc(b->cap * sizeof(int));
+	b->offset = palloc(b->cap * sizeof(off_t));
+	b->empty = palloc(b->cap * sizeof(bool));
+	b->off = palloc((b->cap + 1) * sizeof(uint32));
+	b->terms_cap = b->cap * SPM_REORDER_TERMS;
+	b->terms = palloc(b->terms_cap * sizeof(uint32));
+	b->off[0] = 0;
+	return b;
+}
+
+static void
+read_exact(BufFile *file, void *buf, Size len)
+{
+#if PG_VERSION_NUM >= 160000
+	BufFileReadExact(file, buf, len);
+#else
+	if (BufFileRead(file, buf, len) != len)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from sparse_maxscore reorder temporary file")));
+#endif
+}
+
+/*
+ * Reorder the batch and hand its documents on: the non-empty ones in the
+ * kernel's order, then the others in the order they came.
+ */
+static void
+reorder_flush(SpmBuildState *st)
+{
+	SpmReorderBatch *b = st->reorder;
+	uint32	   *perm;
+	uint32	   *sigdoc;			/* non-empty document k is batch document
+								 * sigdoc[k] */
+	uint32		k = 0;
+
+	if (b->n == 0)
+		return;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 PROGRESS_SPM_PHASE_REORDER);
+	perm = palloc(Max(b->nsig, 1) * sizeof(uint32));
+	sigdoc = palloc(Max(b->nsig, 1) * sizeof(uint32));
+	for (uint32 i = 0; i < b->n; i++)
+		if (!b->empty[i])
+			sigdoc[k++] = i;
+	Assert(k == b->nsig);
+	spm_reorder_bisect(b->nsig, b->off, b->terms, SPM_REORDER_TERM_SPACE,
+					   SPM_RANGE_DOCS, SPM_REORDER_ITERS, perm);
+
+	for (uint32 pass = 0; pass < 2; pass++)
+	{
+		uint32		count = pass == 0 ? b->nsig : b->n;
+
+		for (uint32 i = 0; i < count; i++)
+		{
+			uint32		d = pass == 0 ? sigdoc[perm[i]] : i;
+			ItemPointerData tid;
+			uint8		flags;
+			int32		nnz;
+
+			if (pass == 1 && !b->empty[d])
+				continue;
+			if (BufFileSeek(b->file, b->fileno[d], b->offset[d], SEEK_SET) != 0)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not seek in sparse_maxscore reorder temporary file")));
+			read_exact(b->file, &tid, sizeof(tid));
+			read_exact(b->file, &flags, sizeof(flags));
+			read_exact(b->file, &nnz, sizeof(nnz));
+			if (nnz < 0 || nnz > SPV_MAX_DIM || (nnz == 0) != b->empty[d])
+				elog(ERROR, "sparse_maxscore: reorder temporary file is corrupted");
+			if (nnz > b->elems_cap)
+			{
+				b->elems_cap = Max(nnz, 2 * b->elems_cap);
+				if (b->idx)
+				{
+					pfree(b->idx);
+					pfree(b->vals);
+				}
+				b->idx = palloc((Size) b->elems_cap * sizeof(int32));
+				b->vals = palloc((Size) b->elems_cap * sizeof(float));
+			}
+			read_exact(b->file, b->idx, (Size) nnz * sizeof(int32));
+			read_exact(b->file, b->vals, (Size) nnz * sizeof(float));
+			build_emit(st, &tid, flags, b->idx, b->vals, nnz);
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+	}
+	pfree(sigdoc);
+	pfree(perm);
+
+	BufFileClose(b->file);
+	b->file = NULL;
+	b->n = 0;
+	b->nsig = 0;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 PROGRESS_SPM_PHASE_LOAD);
+}
+
+/* the positions of the (up to) SPM_REORDER_TERMS largest |vals|, in nsel */
+static int
+signature(const float *vals, int32 nnz, int *sel)
+{
+	int			n = 0;
+
+	/* keep sel[] sorted by |weight| descending (insertion: nnz <= 32 * k) */
+	for (int i = 0; i < nnz; i++)
+	{
+		float		a = fabsf(vals[i]);
+		int			j;
+
+		if (n == SPM_REORDER_TERMS && !(a > fabsf(vals[sel[n - 1]])))
+			continue;
+		j = n < SPM_REORDER_TERMS ? n++ : n - 1;
+		while (j > 0 && a > fabsf(vals[sel[j - 1]]))
+		{
+			sel[j] = sel[j - 1];
+			j--;
+		}
+		sel[j] = i;
+	}
+	return n;
+}
+
+/* queue a document for reordering (flushing the batch first if full) */
+static void
+reorder_add(SpmBuildState *st, ItemPointer tid, uint8 flags,
+			const int32 *idx, const float *vals, int32 nnz)
+{
+	SpmReorderBatch *b = st->reorder;
+	int			sel[SPM_REORDER_TERMS];
+	int			nsel = nnz > 0 ? signature(vals, nnz, sel) : 0;
+
+	/* a batch grows by doubling its arrays, and ends where that would
+	 * pass its budget */
+	if (b->n == b->cap && reorder_bytes(2 * b->cap, b->terms_cap) > b->budget)
+		reorder_flush(st);
+	if (b->off[b->nsig] + nsel > b->terms_cap &&
+		reorder_bytes(b->cap, 2 * b->terms_cap) > b->budget)
+		reorder_flush(st);
+	if (b->file == NULL)
+		b->file = BufFileCreateTemp(false);
+	if (b->n == b->cap)
+	{
+		b->cap *= 2;
+		b->fileno = repalloc(b->fileno, b->cap * sizeof(int));
+		b->offset = repalloc(b->offset, b->cap * sizeof(off_t));
+		b->empty = repalloc(b->empty, b->cap * sizeof(bool));
+		b->off = repalloc(b->off, (b->cap + 1) * sizeof(uint32));
+	}
+	if (b->off[b->nsig] + nsel > b->terms_cap)
+	{
+		b->terms_cap *= 2;
+		b->terms = repalloc(b->terms, b->terms_cap * sizeof(uint32));
+	}
+
+	BufFileTell(b->file, &b->fileno[b->n], &b->offset[b->n]);
+	BufFileWrite(b->file, tid, sizeof(ItemPointerData));
+	BufFileWrite(b->file, &flags, sizeof(flags));
+	BufFileWrite(b->file, &nnz, sizeof(nnz));
+	BufFileWrite(b->file, (void *) idx, (Size) nnz * sizeof(int32));
+	BufFileWrite(b->file, (void *) vals, (Size) nnz * sizeof(float));
+	b->empty[b->n] = nnz == 0;
+	if (nnz > 0)
+	{
+		uint32		o = b->off[b->nsig];
+
+		for (int i = 0; i < nsel; i++)
+			b->terms[o + i] = (uint32) idx[sel[i]] % SPM_REORDER_TERM_SPACE;
+		/* the kernel wants distinct terms: drop those the modulus merged */
+		if (st->dims > SPM_REORDER_TERM_SPACE)
+		{
+			int			m = 0;
+
+			for (int i = 0; i < nsel; i++)
+			{
+				bool		dup = false;
+
+				for (int j = 0; j < m && !dup; j++)
+					dup = b->terms[o + j] == b->terms[o + i];
+				if (!dup)
+					b->terms[o + m++] = b->terms[o + i];
+			}
+			nsel = m;
+		}
+		b->off[b->nsig + 1] = o + nsel;
+		b->nsig++;
+	}
+	b->n++;
+}
+
+static void
+reorder_end(SpmReorderBatch *b)
+{
+	if (b->file)
+		BufFileClose(b->file);
+}
+
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	SpmBuildState *st = (SpmBuildState *) state;
 	MemoryContext old = MemoryContextSwitchTo(st->tmpCtx);
-	uint32		doc = st->ndocs;
+	SparseVector *v = NULL;
 
-	if (isnull[0])
-		spm_writer_doc(st->writer, tid, SPM_DOC_NULL, 0);
-	else
+	if (!isnull[0])
 	{
-		SparseVector *v = DatumGetSparseVectorP(values[0]);
-		float	   *vals = SPV_VALUES(v);
-
+		v = DatumGetSparseVectorP(values[0]);
 		SpmCheckVector(index, v, &st->dims);
-		/* before the document: the forward copy's layout depends on it */
-		spm_writer_set_dims(st->writer, st->dims);
-		spm_writer_doc(st->writer, tid, 0, v->nnz);
-		spm_writer_doc_elems(st->writer, v->indices, vals, v->nnz);
-		for (int i = 0; i < v->nnz; i++)
-			spm_sorter_add(st->sorter, (uint32) v->indices[i], doc, vals[i]);
 	}
-	st->ndocs++;
+	if (st->reorder)
+	{
+		/* the batch's memory is not the row's */
+		MemoryContextSwitchTo(old);
+		if (v)
+			reorder_add(st, tid, 0, v->indices, SPV_VALUES(v), v->nnz);
+		else
+			reorder_add(st, tid, SPM_DOC_NULL, NULL, NULL, 0);
+	}
+	else if (v)
+		build_emit(st, tid, 0, v->indices, SPV_VALUES(v), v->nnz);
+	else
+		build_emit(st, tid, SPM_DOC_NULL, NULL, NULL, 0);
 	st->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->tmpCtx);
@@ -165,7 +443,11 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 	memset(&st, 0, sizeof(st));
 	st.tmpCtx = AllocSetContextCreate(buildCtx, "sparse_maxscore build row",
 									  ALLOCSET_DEFAULT_SIZES);
-	st.sorter = spm_sorter_begin((Size) maintenance_work_mem * 1024, true);
+	/* with reorder = on, half of maintenance_work_mem is the batch's */
+	if (heap != NULL && spm_get_options(index)->reorder)
+		st.reorder = reorder_begin((Size) maintenance_work_mem * 1024 / 2);
+	st.sorter = spm_sorter_begin((Size) maintenance_work_mem * 1024 /
+								 (st.reorder ? 2 : 1), true);
 	st.writer = spm_writer_begin(index, fork, false, 1, 0);
 	if (!spm_get_options(index)->ranges)
 		spm_writer_no_ranges(st.writer);
@@ -176,6 +458,11 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 									 PROGRESS_SPM_PHASE_LOAD);
 		*reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 											build_callback, (void *) &st, NULL);
+		if (st.reorder)
+		{
+			reorder_flush(&st);
+			reorder_end(st.reorder);
+		}
 	}
 
 	if (st.ndocs > 0)

@@ -42,9 +42,10 @@ spm_init(void)
 	spm_initialized = true;
 
 	/*
-	 * The options are read only by inserts, flushes and VACUUM, which see
-	 * either value; ShareUpdateExclusiveLock (GIN's choice for fastupdate)
-	 * is also what ALTER INDEX takes in a backend that has not loaded us.
+	 * The options are read only by builds, inserts, flushes and VACUUM,
+	 * which see either value (reorder only by CREATE INDEX and REINDEX);
+	 * ShareUpdateExclusiveLock (GIN's choice for fastupdate) is also what
+	 * ALTER INDEX takes in a backend that has not loaded us.
 	 */
 	spm_relopt_kind = add_reloption_kind();
 	add_bool_reloption(spm_relopt_kind, "fastupdate",
@@ -56,6 +57,9 @@ spm_init(void)
 	add_bool_reloption(spm_relopt_kind, "ranges",
 					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
 					   true, ShareUpdateExclusiveLock);
+	add_bool_reloption(spm_relopt_kind, "reorder",
+					   "CREATE INDEX and REINDEX give documents that share terms nearby docids (recursive graph bisection)",
+					   false, ShareUpdateExclusiveLock);
 	add_int_reloption(spm_relopt_kind, "compact_segments",
 					  "Compact at VACUUM when the index has more segments than this",
 					  8, 1, SPM_MAX_SEGMENTS - 2, ShareUpdateExclusiveLock);
@@ -94,6 +98,7 @@ spmoptions(Datum reloptions, bool validate)
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(SpmOptions, pendingListLimit)},
 		{"compact_segments", RELOPT_TYPE_INT, offsetof(SpmOptions, compactSegments)},
 		{"ranges", RELOPT_TYPE_BOOL, offsetof(SpmOptions, ranges)},
+		{"reorder", RELOPT_TYPE_BOOL, offsetof(SpmOptions, reorder)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, spm_relopt_kind,
@@ -104,7 +109,7 @@ spmoptions(Datum reloptions, bool validate)
 SpmOptions *
 spm_get_options(Relation index)
 {
-	static SpmOptions defaults = {0, true, -1, 8, true};
+	static SpmOptions defaults = {0, true, -1, 8, true, false};
 
 	if (index->rd_options)
 		return (SpmOptions *) index->rd_options;

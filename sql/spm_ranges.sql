@@ -287,6 +287,17 @@ SELECT spm_ranges_check('WHERE grp = 1', 'spm_ron') AS reordered_negative_filter
 RESET sparse_maxscore.initial_k;
 SELECT sparse_maxscore_verify('spm_ron_idx') LIKE 'segments=1 %' AS verified;
 DROP TABLE spm_ron;
+-- 10M dimensions, terms 32,768 apart: the signatures' terms modulo
+-- 65,536 collide (two values), and the duplicates are dropped
+CREATE TABLE spm_row (id int NOT NULL, v sparsevec(10000000), grp int) WITH (autovacuum_enabled = off);
+INSERT INTO spm_row SELECT i,
+	CASE WHEN i % 97 = 0 THEN NULL ELSE spm_topic_sv((i * 7919) % 10007, 32768, 10000000) END, i % 5
+FROM generate_series(1, 1500) i;
+CREATE INDEX spm_row_idx ON spm_row USING sparse_maxscore (v) WITH (reorder = on);
+CREATE TABLE spm_rqo (qid int, q sparsevec);
+INSERT INTO spm_rqo SELECT n, spm_topic_q(n, 32768, 10000000) FROM generate_series(1, 24) n;
+SELECT spm_ranges_check('', 'spm_row', 'spm_rqo') AS reordered_wide;
+DROP TABLE spm_row, spm_rqo;
 
 DROP FUNCTION spm_ranges_check(text, text, text);
 DROP TABLE spm_rq;

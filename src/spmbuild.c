@@ -151,12 +151,19 @@ reorder_bytes(uint32 cap, uint32 terms_cap)
 	return (Size) cap * REORDER_DOC_BYTES + (Size) terms_cap * sizeof(uint32);
 }
 
+/*
+ * The batch's budget is at most 4 GB, which keeps its counts within
+ * uint32; its arrays may pass 1 GB (MaxAllocSize), so they are "huge"
+ * allocations.
+ */
+#define REORDER_MAX_BUDGET	((Size) 4 * 1024 * 1024 * 1024)
+
 static SpmReorderBatch *
 reorder_begin(Size budget)
 {
 	SpmReorderBatch *b = palloc0(sizeof(SpmReorderBatch));
 
-	b->budget = budget;
+	b->budget = Min(budget, REORDER_MAX_BUDGET);
 	b->cap = 1024;
 	b->fileno = palloc(b->cap * sizeof(int));
 	b->offset = palloc(b->cap * sizeof(off_t));
@@ -198,8 +205,8 @@ reorder_flush(SpmBuildState *st)
 		return;
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 								 PROGRESS_SPM_PHASE_REORDER);
-	perm = palloc(Max(b->nsig, 1) * sizeof(uint32));
-	sigdoc = palloc(Max(b->nsig, 1) * sizeof(uint32));
+	perm = palloc_extended((Size) Max(b->nsig, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	sigdoc = palloc_extended((Size) Max(b->nsig, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < b->n; i++)
 		if (!b->empty[i])
 			sigdoc[k++] = i;
@@ -264,7 +271,7 @@ signature(const float *vals, int32 nnz, int *sel)
 {
 	int			n = 0;
 
-	/* keep sel[] sorted by |weight| descending (insertion: nnz <= 32 * k) */
+	/* sel[] sorted by |weight| descending; ties keep the earlier element */
 	for (int i = 0; i < nnz; i++)
 	{
 		float		a = fabsf(vals[i]);
@@ -304,15 +311,15 @@ reorder_add(SpmBuildState *st, ItemPointer tid, uint8 flags,
 	if (b->n == b->cap)
 	{
 		b->cap *= 2;
-		b->fileno = repalloc(b->fileno, b->cap * sizeof(int));
-		b->offset = repalloc(b->offset, b->cap * sizeof(off_t));
-		b->empty = repalloc(b->empty, b->cap * sizeof(bool));
-		b->off = repalloc(b->off, (b->cap + 1) * sizeof(uint32));
+		b->fileno = repalloc_huge(b->fileno, (Size) b->cap * sizeof(int));
+		b->offset = repalloc_huge(b->offset, (Size) b->cap * sizeof(off_t));
+		b->empty = repalloc_huge(b->empty, (Size) b->cap * sizeof(bool));
+		b->off = repalloc_huge(b->off, ((Size) b->cap + 1) * sizeof(uint32));
 	}
 	if (b->off[b->nsig] + nsel > b->terms_cap)
 	{
 		b->terms_cap *= 2;
-		b->terms = repalloc(b->terms, b->terms_cap * sizeof(uint32));
+		b->terms = repalloc_huge(b->terms, (Size) b->terms_cap * sizeof(uint32));
 	}
 
 	BufFileTell(b->file, &b->fileno[b->n], &b->offset[b->n]);

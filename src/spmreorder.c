@@ -146,10 +146,11 @@ spm_reorder_bisect(uint32 ndocs, const uint32 *off, const uint32 *terms,
 	st.leaf = leaf;
 	st.iters = iters;
 	st.perm = perm;
-	st.deg_l = palloc((Size) nterms * sizeof(int32));
-	st.deg_r = palloc((Size) nterms * sizeof(int32));
-	st.gain = palloc((Size) ndocs * sizeof(double));
-	st.lg = palloc(((Size) ndocs + 3) * sizeof(float));
+	st.deg_l = palloc_extended((Size) nterms * sizeof(int32), MCXT_ALLOC_HUGE);
+	st.deg_r = palloc_extended((Size) nterms * sizeof(int32), MCXT_ALLOC_HUGE);
+	/* a batch of over 134M documents has a gain array above 1 GB */
+	st.gain = palloc_extended((Size) ndocs * sizeof(double), MCXT_ALLOC_HUGE);
+	st.lg = palloc_extended(((Size) ndocs + 3) * sizeof(float), MCXT_ALLOC_HUGE);
 	st.lg[0] = 0.0f;
 	for (uint32 i = 1; i < ndocs + 3; i++)
 		st.lg[i] = (float) log2((double) i);

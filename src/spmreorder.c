@@ -155,6 +155,21 @@ spm_reorder_bisect(uint32 ndocs, const uint32 *off, const uint32 *terms,
 	for (uint32 i = 1; i < ndocs + 3; i++)
 		st.lg[i] = (float) log2((double) i);
 
+	/*
+	 * A degree counts documents, so it stays below ndocs + 1 and inside
+	 * lg[], only if no document repeats a term: checked (deg_l stamps the
+	 * document that last had the term).
+	 */
+	memset(st.deg_l, 0xFF, (Size) nterms * sizeof(int32));
+	for (uint32 d = 0; d < ndocs; d++)
+		for (uint32 j = off[d]; j < off[d + 1]; j++)
+		{
+			if (st.deg_l[terms[j]] == (int32) d)
+				elog(ERROR, "sparse_maxscore: reorder document %u repeats term %u",
+					 d, terms[j]);
+			st.deg_l[terms[j]] = (int32) d;
+		}
+
 	bisect(&st, 0, ndocs);
 
 	pfree(st.lg);

@@ -298,6 +298,18 @@ CREATE TABLE spm_rqo (qid int, q sparsevec);
 INSERT INTO spm_rqo SELECT n, spm_topic_q(n, 32768, 10000000) FROM generate_series(1, 24) n;
 SELECT spm_ranges_check('', 'spm_row', 'spm_rqo') AS reordered_wide;
 DROP TABLE spm_row, spm_rqo;
+-- nothing to order: an empty table, only NULL rows, only empty vectors
+CREATE TABLE spm_roe (id int NOT NULL, v sparsevec(300));
+CREATE INDEX spm_roe_idx ON spm_roe USING sparse_maxscore (v) WITH (reorder = on);
+INSERT INTO spm_roe SELECT i, NULL FROM generate_series(1, 50) i;
+REINDEX INDEX spm_roe_idx;
+SELECT documents, null_documents FROM sparse_maxscore_info('spm_roe_idx');
+SELECT count(*) FROM (SELECT id FROM spm_roe ORDER BY v <#> '{1:1}/300' LIMIT 10) s;
+UPDATE spm_roe SET v = '{}/300' WHERE id % 2 = 0;
+REINDEX INDEX spm_roe_idx;
+SELECT documents, null_documents FROM sparse_maxscore_info('spm_roe_idx');
+SELECT spm_check('SELECT id, v <#> ''{1:1}/300''::sparsevec AS d FROM spm_roe ORDER BY v <#> ''{1:1}/300''::sparsevec') AS empty_and_null;
+DROP TABLE spm_roe;
 
 DROP FUNCTION spm_ranges_check(text, text, text);
 DROP TABLE spm_rq;

@@ -43,8 +43,8 @@
  * below nterms.  Splits stop at leaf documents (>= 1); the halves of a
  * split are multiples of leaf apart from the last, so leaves start at
  * multiples of leaf.  Deterministic: the same input gives the same
- * permutation.  Work memory (palloc) is about 16 bytes per document plus
- * 8 per term number.
+ * permutation.  Work memory (palloc) is 12 bytes per document plus 8 per
+ * term number.
  */
 extern void spm_reorder_bisect(uint32 ndocs, const uint32 *off,
 							   const uint32 *terms, uint32 nterms,

@@ -177,28 +177,3 @@ spm_reorder_bisect(uint32 ndocs, const uint32 *off, const uint32 *terms,
 	pfree(st.deg_r);
 	pfree(st.deg_l);
 }
-
-uint64
-spm_reorder_pairs(uint32 ndocs, const uint32 *off, const uint32 *terms,
-				  uint32 nterms, uint32 leaf, const uint32 *perm)
-{
-	uint32	   *seen = palloc((Size) nterms * sizeof(uint32));
-	uint64		pairs = 0;
-
-	/* seen[t] = 1 + the block that last had t */
-	memset(seen, 0, (Size) nterms * sizeof(uint32));
-	for (uint32 i = 0; i < ndocs; i++)
-	{
-		uint32		d = perm ? perm[i] : i;
-		uint32		block = i / Max(leaf, 1);
-
-		for (uint32 j = off[d]; j < off[d + 1]; j++)
-			if (seen[terms[j]] != block + 1)
-			{
-				seen[terms[j]] = block + 1;
-				pairs++;
-			}
-	}
-	pfree(seen);
-	return pairs;
-}

@@ -50,15 +50,4 @@ extern void spm_reorder_bisect(uint32 ndocs, const uint32 *off,
 							   const uint32 *terms, uint32 nterms,
 							   uint32 leaf, int iters, uint32 *perm);
 
-/*
- * How well an order clusters, for tests and measurements: the number of
- * (term, block) pairs where a block is leaf consecutive positions of perm
- * (from position 0) and at least one of its documents has the term, i.e.
- * what range maxima with leaf documents per range would store.  perm
- * NULL: the identity.
- */
-extern uint64 spm_reorder_pairs(uint32 ndocs, const uint32 *off,
-								const uint32 *terms, uint32 nterms,
-								uint32 leaf, const uint32 *perm);
-
 #endif							/* SPMREORDER_H */

@@ -13,7 +13,8 @@ OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o 
 	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 
-DATA = $(EXTENSION)--$(EXTVERSION).sql
+DATA = $(EXTENSION)--$(EXTVERSION).sql \
+	$(EXTENSION)--0.1.0.sql $(EXTENSION)--0.1.0--0.2.0.sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
 REGRESS_WRITES = spmw_setup spmw_insert spmw_large spmw_flush spmw_vacuum spmw_admin
@@ -24,7 +25,8 @@ REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_dee
 	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
 	spm_ranges
 REGRESS_BM25 = sparsevec_bm25
-REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25)
+REGRESS_VERSIONS = sparsevec_upgrade
+REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25) $(REGRESS_VERSIONS)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done
 REGRESS_OPTS = --load-extension=sparsevec
 

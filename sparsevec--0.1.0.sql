@@ -1,4 +1,8 @@
 -- sparsevec 0.1.0: the sparsevec type and the sparse_maxscore index
+--
+-- Frozen: this is the script as of commit 7929f06 (2026-11-30), unchanged
+-- since; kept so that CREATE EXTENSION sparsevec VERSION '0.1.0' and the
+-- update path can be tested.  Do not edit (doc/versions.md).
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION sparsevec" to load this file. \quit

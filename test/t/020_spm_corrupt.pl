@@ -419,6 +419,10 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
 	is($code, '55000', 'a later format version is refused');
 	like($msg, qr/has format version 5, this library reads versions 1 to 4/, 'the message gives both versions');
+	my $stderr = '';
+	$node->psql('postgres', "SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1",
+		stderr => \$stderr);
+	like($stderr, qr/HINT:\s+REINDEX the index\./, 'the error names REINDEX (doc/versions.md)');
 	$node->safe_psql('postgres', 'REINDEX INDEX t_idx');
 	($code, $msg) = run_sql("SELECT sparse_maxscore_verify('t_idx')");
 	is($code, 'ok', 'REINDEX replaces a later format version') or diag($msg);

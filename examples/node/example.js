@@ -1,11 +1,14 @@
 'use strict';
 // sparsevec from Node (node-postgres), the README's "From Node" section.
 //
-// Inserts SPLADE-shaped vectors three ways (sparsevec_from_jsonb, the text
-// format, binary COPY with pg-copy-streams), then runs parameterized top-k
-// queries with and without the type parser of sparsevec.js, and checks
-// every answer against a brute force computed here: the same rows, the
-// same distances bit for bit.
+// Vectors are npm's `pgvector` package's SparseVector (pgvector-node),
+// whose text format this type shares.  Inserts SPLADE-shaped vectors three
+// ways (sparsevec_from_jsonb, pgvector's toSql, binary COPY with
+// pg-copy-streams), then runs parameterized top-k queries with and without
+// a type parser registered by the type's oid (sparsevec.js: pgvector's
+// registerTypes needs pgvector's own `vector` type), and checks every
+// answer against a brute force computed here: the same rows, the same
+// distances bit for bit.
 //
 // Connects with the libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE).
 // test/run's `examples` suite runs it against a throwaway cluster.
@@ -15,7 +18,9 @@ const { pipeline } = require('node:stream/promises');
 const { Readable } = require('node:stream');
 const pg = require('pg');
 const copyFrom = require('pg-copy-streams').from;
-const { SparseVector, sparsevecTypes } = require('./sparsevec');
+const pgvector = require('pgvector');
+const { SparseVector } = pgvector;
+const { registerSparsevec, parseSparsevec, sparsevecToBinary } = require('./sparsevec');
 
 const DIMS = 30522;
 
@@ -36,14 +41,24 @@ function randomVector(nnz) {
   }
   return new SparseVector(v, DIMS);
 }
+// equal as the server stores them: the same dimensions and elements, values
+// as float4
+function sameVector(a, b) {
+  if (!(a instanceof SparseVector) || !(b instanceof SparseVector) ||
+      a.dimensions !== b.dimensions || a.indices.length !== b.indices.length) return false;
+  const m = new Map(b.indices.map((i, k) => [i, Math.fround(b.values[k])]));
+  return a.indices.every((i, k) => m.get(i) === Math.fround(a.values[k]));
+}
 const randInt = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
 
 // the server's inner product: float4 products, exact in a double, added in
 // ascending index order starting from 0
 function dot(a, b) {
+  const bw = new Map(b.indices.map((i, k) => [i, Math.fround(b.values[k])]));
+  const order = a.indices.map((i, k) => [i, Math.fround(a.values[k])]).sort((x, y) => x[0] - y[0]);
   let s = 0;
-  for (const i of a.sortedIndices()) {
-    if (b.elements.has(i)) s += a.elements.get(i) * b.elements.get(i);
+  for (const [i, w] of order) {
+    if (bw.has(i)) s += w * bw.get(i);
   }
   return s;
 }
@@ -64,7 +79,7 @@ function copyBinaryStream(batch) {
   const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)];
   for (const [id, v] of batch) {
     const head = Buffer.alloc(2 + 4 + 8 + 4);
-    const bin = v.toBinary();
+    const bin = sparsevecToBinary(v);
     head.writeInt16BE(2, 0);
     head.writeInt32BE(8, 2);
     head.writeBigInt64BE(BigInt(id), 6);
@@ -95,15 +110,15 @@ async function main() {
     // 1. from jsonb: the {"token id": weight} object an encoder returns
     for (let id = 1; id <= 300; id++) {
       const v = randomVector(randInt(20, 120));
-      const json = Object.fromEntries([...v.elements].map(([i, w]) => [String(i), w]));
+      const json = Object.fromEntries(v.indices.map((i, k) => [String(i), v.values[k]]));
       await plain.query('INSERT INTO items (id, embedding) VALUES ($1, sparsevec_from_jsonb($2, $3))',
         [id, JSON.stringify(json), DIMS]);
       docs.set(String(id), v);
     }
-    // 2. the text format, 1-based
+    // 2. the text format, 1-based (pgvector's toSql)
     for (let id = 301; id <= 600; id++) {
       const v = randomVector(randInt(20, 120));
-      await plain.query('INSERT INTO items (id, embedding) VALUES ($1, $2::sparsevec)', [id, v.toText()]);
+      await plain.query('INSERT INTO items (id, embedding) VALUES ($1, $2::sparsevec)', [id, pgvector.toSql(v)]);
       docs.set(String(id), v);
     }
     // 3. binary COPY
@@ -118,16 +133,16 @@ async function main() {
     assert.equal(back.rows.length, 3);
     for (const r of back.rows) {
       assert.equal(typeof r.embedding, 'string');
-      assert.ok(SparseVector.fromText(r.embedding).equals(docs.get(r.id)), `row ${r.id}`);
+      assert.ok(sameVector(pgvector.fromSql(r.embedding), docs.get(r.id)), `row ${r.id}`);
     }
     console.log('ok - jsonb, text and binary COPY inserts read back equal');
 
     // 4. top-k with parameters (the query vector as text)
     await plain.query('SET enable_seqscan = off');
-    const plan = await plain.query(`EXPLAIN ${sql}`, [queries[0].toText(), 10]);
+    const plan = await plain.query(`EXPLAIN ${sql}`, [pgvector.toSql(queries[0]), 10]);
     assert.match(plan.rows.map((r) => r['QUERY PLAN']).join('\n'), /Index Scan using items_embedding_idx/);
     for (const [n, q] of queries.entries()) {
-      const res = await plain.query(sql, [q.toText(), 10]);
+      const res = await plain.query(sql, [pgvector.toSql(q), 10]);
       checkTopk(`no parser, query ${n}`, res.rows, docs, q, 10);
     }
   } finally {
@@ -135,13 +150,12 @@ async function main() {
   }
 
   // ---------------------------------------------------- with the parser
-  const probe = new pg.Client();
-  await probe.connect();
-  const types = await sparsevecTypes(probe);
-  await probe.end();
-  const client = new pg.Client({ types });
+  const client = new pg.Client();
   await client.connect();
   try {
+    // pgvector's own registration needs pgvector's `vector` type
+    await assert.rejects(require('pgvector/pg').registerTypes(client), /vector type not found/);
+    await registerSparsevec(client);
     await client.query('SET enable_seqscan = off');
     // 5. SparseVector parameters (toPostgres sends the text format)
     for (let id = 1001; id <= 1200; id++) {
@@ -158,7 +172,7 @@ async function main() {
       for (const r of res.rows) {
         const id = binary ? r.id.toString() : r.id;
         assert.ok(r.embedding instanceof SparseVector, `${binary}: ${typeof r.embedding}`);
-        assert.ok(r.embedding.equals(docs.get(id)), `row ${id}`);
+        assert.ok(sameVector(r.embedding, docs.get(id)), `row ${id}`);
       }
     }
     console.log('ok - parser: parameters and both result formats read back equal');
@@ -173,6 +187,13 @@ async function main() {
     const all = await client.query(
       'SELECT id, embedding <#> $1 AS d FROM items ORDER BY embedding <#> $1', [queries[1]]);
     checkTopk('parser, no LIMIT', all.rows, docs, queries[1], docs.size);
+    // the empty vector, and NULL
+    const edge = await client.query("SELECT '{}/7'::sparsevec AS e, NULL::sparsevec AS n, '{2:0.5}/7'::sparsevec AS s");
+    assert.ok(sameVector(edge.rows[0].e, new SparseVector({}, 7)), 'the empty vector');
+    assert.equal(edge.rows[0].n, null);
+    assert.ok(sameVector(edge.rows[0].s, new SparseVector([0, 0.5, 0, 0, 0, 0, 0])), 'from a dense array');
+    assert.ok(sameVector(parseSparsevec(' { } / 3'), new SparseVector({}, 3)), 'the empty vector, spaced');
+    console.log('ok - the empty vector, NULL, a dense SparseVector');
     await client.query('DROP TABLE items');
   } finally {
     await client.end();

@@ -1,98 +1,69 @@
 'use strict';
-// sparsevec for node-postgres: a SparseVector class, its text and binary
-// formats, and a type parser to register per client.
+// sparsevec with npm's `pgvector` package (pgvector-node) and node-postgres.
 //
-//   const { SparseVector, sparsevecTypes } = require('./sparsevec');
-//   const client = new pg.Client({ types: await sparsevecTypes(otherClient) });
-//   await client.query('INSERT INTO docs (v) VALUES ($1)', [new SparseVector({ 17: 0.8 }, 30522)]);
+// The type's text format is pgvector's, so pgvector's SparseVector, toSql
+// and sparsevecFromSql serve it unchanged.  Two things the package does
+// not do are here:
+//   * registerSparsevec(client): pgvector's registerTypes(client) throws
+//     "vector type not found in the database" unless pgvector's own
+//     extension is installed; this registers the parser by the oid of
+//     this extension's type instead (typeName may be schema-qualified);
+//   * the binary format (binary results, binary COPY), which pgvector-node
+//     does not implement.
+// It also reads the empty vector '{}/n' as a vector without elements
+// (pgvector 0.2.1's parser makes one NaN element of it).
 //
-// Indices in SparseVector are 0-based (token ids); the text format prints
-// them 1-based.  The server stores float4: values are kept as
-// Math.fround(value).
+// SparseVector indices are 0-based (token ids); the text format prints
+// them 1-based.  The server stores float4: a value read back is the
+// float4's shortest decimal, Math.fround() of what was sent.
 
-const pg = require('pg');
+const { SparseVector } = require('pgvector');
+const { sparsevecFromSql } = require('pgvector/utils');
 
-class SparseVector {
-  constructor(elements, dims) {
-    this.dims = dims;
-    this.elements = new Map();
-    const entries = elements instanceof Map ? elements.entries() : Object.entries(elements);
-    for (const [i, v] of entries) {
-      if (v !== 0) this.elements.set(Number(i), Math.fround(v));
-    }
+function parseSparsevec(text) {
+  if (text === null) return null;
+  if (/^\s*\{\s*\}/.test(text)) {
+    return new SparseVector({}, Number(text.slice(text.lastIndexOf('/') + 1)));
   }
-
-  sortedIndices() {
-    return [...this.elements.keys()].sort((a, b) => a - b);
-  }
-
-  equals(other) {
-    if (!(other instanceof SparseVector) || other.dims !== this.dims ||
-        other.elements.size !== this.elements.size) return false;
-    for (const [i, v] of this.elements) if (other.elements.get(i) !== v) return false;
-    return true;
-  }
-
-  // text format: {i:v,...}/dims, 1-based
-  toText() {
-    const body = this.sortedIndices().map((i) => `${i + 1}:${this.elements.get(i)}`).join(',');
-    return `{${body}}/${this.dims}`;
-  }
-
-  // node-postgres calls this for query parameters
-  toPostgres() {
-    return this.toText();
-  }
-
-  static fromText(s) {
-    const slash = s.lastIndexOf('/');
-    const body = s.slice(0, slash).trim().slice(1, -1);
-    const elements = new Map();
-    if (body.length > 0) {
-      for (const item of body.split(',')) {
-        const [i, v] = item.split(':');
-        elements.set(Number(i) - 1, Number(v));
-      }
-    }
-    return new SparseVector(elements, Number(s.slice(slash + 1)));
-  }
-
-  // binary format: int32 dims, int32 nnz, int32 0, nnz int32 0-based
-  // indices ascending, nnz float4 values, big-endian
-  toBinary() {
-    const idx = this.sortedIndices();
-    const buf = Buffer.alloc(12 + 8 * idx.length);
-    buf.writeInt32BE(this.dims, 0);
-    buf.writeInt32BE(idx.length, 4);
-    buf.writeInt32BE(0, 8);
-    idx.forEach((i, k) => {
-      buf.writeInt32BE(i, 12 + 4 * k);
-      buf.writeFloatBE(this.elements.get(i), 12 + 4 * idx.length + 4 * k);
-    });
-    return buf;
-  }
-
-  static fromBinary(buf) {
-    const dims = buf.readInt32BE(0);
-    const n = buf.readInt32BE(4);
-    const elements = new Map();
-    for (let k = 0; k < n; k++) {
-      elements.set(buf.readInt32BE(12 + 4 * k), buf.readFloatBE(12 + 4 * n + 4 * k));
-    }
-    return new SparseVector(elements, dims);
-  }
+  return sparsevecFromSql(text);
 }
 
-// Type overrides for a client: sparsevec columns parse as SparseVector in
-// text and binary results.  typeName may be schema-qualified.
-async function sparsevecTypes(client, typeName = 'sparsevec') {
+// binary format: int32 dims, int32 nnz, int32 0, nnz int32 0-based indices
+// ascending, nnz float4 values, big-endian
+function sparsevecToBinary(v) {
+  const order = v.indices.map((_, k) => k).sort((a, b) => v.indices[a] - v.indices[b]);
+  const n = order.length;
+  const buf = Buffer.alloc(12 + 8 * n);
+  buf.writeInt32BE(v.dimensions, 0);
+  buf.writeInt32BE(n, 4);
+  buf.writeInt32BE(0, 8);
+  order.forEach((k, j) => {
+    buf.writeInt32BE(v.indices[k], 12 + 4 * j);
+    buf.writeFloatBE(v.values[k], 12 + 4 * n + 4 * j);
+  });
+  return buf;
+}
+
+function sparsevecFromBinary(buf) {
+  if (buf === null) return null;
+  const dims = buf.readInt32BE(0);
+  const n = buf.readInt32BE(4);
+  const elements = new Map();
+  for (let k = 0; k < n; k++) {
+    elements.set(buf.readInt32BE(12 + 4 * k), buf.readFloatBE(12 + 4 * n + 4 * k));
+  }
+  return new SparseVector(elements, dims);
+}
+
+// sparsevec columns of this client's results parse into SparseVector, in
+// text and binary results
+async function registerSparsevec(client, typeName = 'sparsevec') {
   const res = await client.query('SELECT to_regtype($1)::oid AS oid', [typeName]);
   const oid = res.rows[0].oid;
   if (!oid) throw new Error(`type ${typeName} not found: CREATE EXTENSION sparsevec first`);
-  const types = new pg.TypeOverrides();
-  types.setTypeParser(oid, 'text', SparseVector.fromText);
-  types.setTypeParser(oid, 'binary', SparseVector.fromBinary);
-  return types;
+  client.setTypeParser(oid, 'text', parseSparsevec);
+  client.setTypeParser(oid, 'binary', sparsevecFromBinary);
+  return oid;
 }
 
-module.exports = { SparseVector, sparsevecTypes };
+module.exports = { registerSparsevec, parseSparsevec, sparsevecToBinary, sparsevecFromBinary };

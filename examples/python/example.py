@@ -65,7 +65,52 @@ def copy_binary_stream(rows):
     return b"".join(out)
 
 
+def check_api():
+    """SparseVector's constructor forms and methods, as pgvector-python's."""
+    v = SparseVector({7: 2.0, 0: 1.5, 3: 0}, 10)
+    assert v.dimensions() == 10 and v.indices() == [0, 7] and v.values() == [1.5, 2.0], v
+    assert v.to_list() == [1.5, 0, 0, 0, 0, 0, 0, 2.0, 0, 0]
+    assert SparseVector([1.5, 0, 0, 0, 0, 0, 0, 2, 0, 0]) == v
+    assert SparseVector((0, 0.5)).indices() == [1]
+    assert SparseVector([]).dimensions() == 0
+    assert SparseVector({}, 4).to_list() == [0.0] * 4
+    assert repr(v) == "SparseVector({0: 1.5, 7: 2.0}, 10)", repr(v)
+    assert v.to_text() == "{1:1.5,8:2.0}/10"
+    assert SparseVector.from_text(" { 8 : 2 , 1:1.5 } / 10") == v
+    assert SparseVector.from_text("{}/3") == SparseVector({}, 3)
+    assert SparseVector.from_binary(v.to_binary()) == v
+    for bad, err in ((lambda: SparseVector({1: 1.0}), ValueError),
+                     (lambda: SparseVector([1.0], 3), ValueError),
+                     (lambda: SparseVector({5: 1.0}, 5), ValueError),
+                     (lambda: SparseVector({-1: 1.0}, 5), ValueError)):
+        try:
+            bad()
+        except err:
+            pass
+        else:
+            raise AssertionError("no %s" % err.__name__)
+    try:
+        import numpy
+    except ImportError:
+        print("not tested - numpy is not installed (python3-numpy): "
+              "SparseVector(numpy array) and to_numpy()")
+    else:
+        a = numpy.array([0, 1.5, 0, -2], dtype=numpy.float32)
+        w = SparseVector(a)
+        assert w.dimensions() == 4 and w.indices() == [1, 3] and w.values() == [1.5, -2.0], w
+        assert w.to_numpy().dtype == numpy.float32 and (w.to_numpy() == a).all()
+        try:
+            SparseVector(numpy.zeros((2, 2)))
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("a 2-D array was accepted")
+        print("ok - SparseVector from a numpy array, to_numpy()")
+    print("ok - SparseVector: pgvector-python's constructor forms and methods")
+
+
 def main():
+    check_api()
     docs = {}
     queries = [random_vector(rng.randint(5, 40)) for _ in range(8)]
 

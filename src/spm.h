@@ -22,8 +22,9 @@
 #include "utils/relcache.h"
 
 #include "sparsevec.h"
-#include "spmrange.h"
-#include "spmtraverse.h"
+#include "spmblock.h"
+#include "spmpolicy.h"
+#include "spmtopk.h"
 
 /* ----------------------------------------------------------------
  * Format identification
@@ -371,15 +372,6 @@ typedef struct SpmOptions
 								 * "Reordering") */
 } SpmOptions;
 
-typedef enum SpmAlgorithm
-{
-	SPM_ALG_AUTO,				/* range pruning where it applies and pays,
-								 * else MaxScore */
-	SPM_ALG_RANGES,				/* range pruning wherever it applies */
-	SPM_ALG_MAXSCORE,
-	SPM_ALG_EXHAUSTIVE
-} SpmAlgorithm;
-
 extern int	spm_initial_k;
 extern int	spm_algorithm;
 extern int	spm_pending_list_limit;
@@ -494,14 +486,8 @@ typedef struct SpmSegment
 	struct HTAB *terms;			/* term -> SpmTermInfo, filled lazily */
 	Size		skipbytes;		/* bytes of cached SpmTermData arrays */
 
-	/*
-	 * Range pruning under sparse_maxscore.algorithm = auto, in this
-	 * backend: how many rounds in a row it gave up on the segment, and
-	 * how many rounds go straight to MaxScore before it tries again
-	 * (spmscan.c range_round).
-	 */
-	uint32		range_fails;
-	uint32		range_skip;
+	/* the policy's memory of the segment in this backend (spmpolicy.h) */
+	SpmBackoff	backoff;
 
 	/*
 	 * Per stream kind, the buffer each page of the stream was last found
@@ -588,14 +574,15 @@ extern void spm_merge_smallest_pair(Relation index,
 extern void spm_merge_tiered(Relation index, bool vacuum);
 
 /* spmpending.c */
-typedef void (*SpmPendingCallback) (void *arg, double score, uint64 docid,
-									ItemPointer tid);
+/* a row of a pass, with its score (NaN for a NULL row) and TID */
+typedef void (*SpmRowCallback) (void *arg, double score, uint64 docid,
+								ItemPointer tid);
 extern void spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 							 const SparseVector *query, SpmPhase phase,
 							 const SpmAfter *after, SpmTopK *topk);
 extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 							 const SparseVector *query, uint64 from_docid,
-							 SpmPendingCallback cb, void *arg);
+							 SpmRowCallback cb, void *arg);
 extern void SpmPendingCheckLink(Relation index, BlockNumber blkno,
 								BlockNumber *nblocks, BlockNumber *walked);
 extern SpmPendingTuple SpmPendingTupleAt(Relation index, Page page,

@@ -52,28 +52,6 @@
  */
 #define SPM_RANGE_EARLY			3.0
 
-/*
- * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,
- * or 0 if m is not positive.  Computed in double; the last check is in
- * double too, so the bound may fall short of m by a few units in the
- * last place of a double, which the kernel's margin covers.
- */
-uint8
-spm_range_level(float m, float max_w)
-{
-	int			level;
-
-	if (!(m > 0.0f) || !(max_w > 0.0f))
-		return 0;
-	if (m >= max_w)
-		return 255;
-	level = (int) ceil((double) m * 255.0 / (double) max_w);
-	level = Max(1, Min(255, level));
-	while (level < 255 && (double) level * (double) max_w / 255.0 < (double) m)
-		level++;
-	return (uint8) level;
-}
-
 /* the bound of level 1 of term t for the query: q * max_w / 255 */
 static double
 level_unit(const SpmRangeTerm *t)
@@ -506,6 +484,47 @@ fill_band(const uint16 *bucket, uint32 nr, const uint32 *count, uint32 *cur,
 	return hi;
 }
 
+/* free the per-range arrays, also those of a growth that failed halfway */
+static void
+scratch_free_ranges(SpmRangeScratch *w)
+{
+	if (w->ub)
+		pfree(w->ub);
+	if (w->bucket)
+		pfree(w->bucket);
+	if (w->order)
+		pfree(w->order);
+	w->ub = NULL;
+	w->bucket = NULL;
+	w->order = NULL;
+	w->cap = 0;
+}
+
+/* room in w for nranges ranges, and the query-term filter */
+static void
+scratch_reserve(SpmRangeScratch *w, uint32 nranges)
+{
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
+	if (w->filter == NULL)
+	{
+		w->filter = palloc(SPM_RANGE_FILTER_BITS / 8);
+		w->qidx = palloc(SPM_RANGE_FILTER_BITS);
+	}
+	if (w->cap < nranges)
+	{
+		uint32		cap = Max(nranges, 1024);
+
+		/* each pointer is stored before the next allocation can fail */
+		scratch_free_ranges(w);
+		w->ub = palloc_extended((Size) cap * sizeof(float), MCXT_ALLOC_HUGE);
+		w->bucket = palloc_extended((Size) cap * sizeof(uint16), MCXT_ALLOC_HUGE);
+		w->order = palloc_extended((Size) cap * sizeof(uint32), MCXT_ALLOC_HUGE);
+		w->cap = cap;
+	}
+	MemoryContextSwitchTo(old);
+}
+
 bool
 spm_range_topk(SpmRangeScan *s)
 {
@@ -535,17 +554,11 @@ spm_range_topk(SpmRangeScan *s)
 
 	if (w == NULL)
 	{
+		memset(&own, 0, sizeof(own));
+		own.cxt = CurrentMemoryContext;
 		w = &own;
-		own.cap = s->nranges;
-		own.ub = palloc((Size) s->nranges * sizeof(float));
-		own.bucket = palloc((Size) nr * sizeof(uint16));
-		own.order = palloc((Size) nr * sizeof(uint32));
-		own.filter = palloc(SPM_FILTER_BITS / 8);
-		own.qidx = palloc(SPM_FILTER_BITS);
 	}
-	else if (w->cap < s->nranges)
-		elog(ERROR, "sparse_maxscore: range work arrays for %u ranges, %u needed",
-			 w->cap, s->nranges);
+	scratch_reserve(w, s->nranges);
 	ub = w->ub;
 	bucket = w->bucket;
 	order = w->order;
@@ -675,11 +688,11 @@ spm_range_topk(SpmRangeScan *s)
 out:
 	if (w == &own)
 	{
+		scratch_free_ranges(w);
 		pfree(own.qidx);
 		pfree(own.filter);
-		pfree(own.order);
-		pfree(own.bucket);
-		pfree(own.ub);
 	}
+	else if (w->cap > SPM_RANGE_SCRATCH_KEEP)
+		scratch_free_ranges(w);
 	return !gave_up;
 }

@@ -1523,35 +1523,37 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 	s.counters = c;
 
 	/*
-	 * Every other check runs on work arrays kept from the last one, larger
-	 * than needed and filled with garbage first, as a backend's are after
-	 * any earlier query (or an error halfway through one).
+	 * Every other check runs on work arrays kept from the last one (the
+	 * kernel grows them: SpmRangeScratch), filled with garbage first, as
+	 * a backend's are after any earlier query (or an error halfway through
+	 * one); now and then they are dropped, so that the kernel allocates
+	 * them again, or they start too large.
 	 */
 	if (++range_checks % 2 == 0)
 	{
 		static SpmRangeScratch kept;
-		uint32		want = s.nranges + (uint32) (range_checks % 7);
 
-		if (kept.cap < want)
+		if (range_checks % 14 == 0)
 		{
 			free(kept.ub);
 			free(kept.bucket);
 			free(kept.order);
-			kept.ub = malloc((Size) want * sizeof(float));
-			kept.bucket = malloc((Size) want * sizeof(uint16));
-			kept.order = malloc((Size) want * sizeof(uint32));
-			kept.cap = want;
+			kept.ub = NULL;
+			kept.bucket = NULL;
+			kept.order = NULL;
+			kept.cap = 0;
 		}
-		if (kept.filter == NULL)
+		if (kept.cap > 0)
 		{
-			kept.filter = malloc(SPM_RANGE_FILTER_BITS / 8);
-			kept.qidx = malloc(SPM_RANGE_FILTER_BITS);
+			memset(kept.ub, 0xA5, (Size) kept.cap * sizeof(float));
+			memset(kept.bucket, 0xA5, (Size) kept.cap * sizeof(uint16));
+			memset(kept.order, 0xA5, (Size) kept.cap * sizeof(uint32));
 		}
-		memset(kept.ub, 0xA5, (Size) kept.cap * sizeof(float));
-		memset(kept.bucket, 0xA5, (Size) kept.cap * sizeof(uint16));
-		memset(kept.order, 0xA5, (Size) kept.cap * sizeof(uint32));
-		memset(kept.filter, 0xFF, SPM_RANGE_FILTER_BITS / 8);
-		memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
+		if (kept.filter)
+		{
+			memset(kept.filter, 0xFF, SPM_RANGE_FILTER_BITS / 8);
+			memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
+		}
 		s.scratch = &kept;
 	}
 	/* the visit order filled in one band, or in many (bands of 1 or 7+) */

@@ -59,13 +59,13 @@ typedef enum SpmRun
 typedef struct SpmBackoff
 {
 	uint32		fails;			/* rounds in a row range pruning gave up */
-	uint32		skip;			/* rounds left that go straight to MaxScore */
+	uint32		skip;			/* rounds left that go to MaxScore */
 } SpmBackoff;
 
 typedef struct SpmPolicy
 {
 	/* inputs, set by the caller */
-	int			algorithm;		/* sparse_maxscore.algorithm, SpmAlgorithm */
+	int			algorithm;		/* sparse_maxscore.algorithm */
 	bool		all_rows;		/* a pass that needs every row's score */
 	bool		ranges_data;	/* the segment has range data and no
 								 * negative weight, nor has the query */

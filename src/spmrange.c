@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "sparsevec.h"
 #include "spmrange.h"
+#include "spmtest.h"
 
 #define NBUCKETS	1024
 
@@ -45,10 +46,10 @@
 /*
  * Before scoring anything, give up at once when the ranges whose bound
  * reaches half the largest bound hold more than SPM_RANGE_EARLY times the
- * caller's fallback cost in elements: measured on 200 queries of 1M
- * documents (doc/decisions.md "Giving up before scoring"), that ratio
- * stayed below 1.6 on the topical corpus, where range pruning pays, and
- * was above 3 for most queries of the flat one, where it does not.
+ * caller's fallback cost in elements: on the bench's corpora that ratio
+ * stayed well below it where range pruning pays, and was above it for
+ * most queries where it does not (doc/decisions.md "Giving up before
+ * scoring").
  */
 #define SPM_RANGE_EARLY			3.0
 
@@ -79,9 +80,16 @@ spm_range_usable(const SpmRangeTerm *terms, int nterms)
 
 /*
  * Whether spm_range_add_dense may use AVX2 where the CPU has it (the
- * default); the unit tests clear it to check the SSE2 loop too.
+ * default); the unit tests clear it to check the SSE2 loop too
+ * (spmtest.h).
  */
-bool		spm_range_use_avx2 = true;
+static bool use_avx2 = true;
+
+void
+spm_test_range_avx2(bool use)
+{
+	use_avx2 = use;
+}
 
 static void add_dense_sse2(float *restrict ub, const uint8 *restrict d,
 						   float scale, uint32 n);
@@ -142,7 +150,7 @@ spm_range_add_dense(float *restrict ub, const uint8 *restrict d, float scale,
 					uint32 n)
 {
 #ifdef SPM_AVX2_TARGET
-	if (spm_range_use_avx2 && have_avx2())
+	if (use_avx2 && have_avx2())
 		add_dense_avx2(ub, d, scale, n);
 	else
 #endif
@@ -450,27 +458,40 @@ too_costly(const SpmRangeScan *s, const SpmTopK *topk, float maxub,
 	return read + left * SPM_RANGE_DOCS * s->elems_per_doc > s->fallback_cost;
 }
 
+#define SPM_RANGE_BAND_MIN	4096
+
+/*
+ * The fewest ranges of a band (fill_band, below); the unit tests set it
+ * lower (spmtest.h).
+ */
+static uint32 band_min = SPM_RANGE_BAND_MIN;
+
+void
+spm_test_range_band_min(uint32 n)
+{
+	band_min = n;
+}
+
 /*
  * The visit needs the ranges of bucket 0 first, and usually stops long
- * before the last bucket: at 10M topical documents it scores about 90 of
- * 312,500 ranges.  So the visit order is filled a band of buckets at a
- * time, when the visit reaches the band's start: a pass over bucket[]
- * that stores only the band's ranges, instead of one scattered store per
- * range with a bound (10% of a query's time).  A band holds at least
- * spm_range_band_min ranges and at least as many as the bands before it,
- * so a query that visits everything makes a logarithmic number of passes.
+ * before the last bucket: where the bounds prune it scores a tiny share of
+ * the ranges.  So the visit order is filled a band of buckets at a time,
+ * when the visit reaches the band's start: a pass over bucket[] that
+ * stores only the band's ranges, instead of one scattered store per range
+ * with a bound, which was a visible part of a query (doc/decisions.md "The
+ * visit order filled a band at a time").  A band holds at least band_min
+ * ranges and at least as many as the bands before it, so a query that
+ * visits everything makes a logarithmic number of passes.
  * count[b] is where bucket b starts in order[] (count[b + 1] where it
  * ends); cur[b] where its next range goes.  Fills buckets filled ..
  * (the return value) - 1.
  */
-uint32		spm_range_band_min = 4096;
-
 static int
 fill_band(const uint16 *bucket, uint32 nr, const uint32 *count, uint32 *cur,
 		  uint32 *order, int filled)
 {
 	uint32		lo = count[filled];
-	uint32		want = Max(Max(spm_range_band_min, 1), lo);
+	uint32		want = Max(Max(band_min, 1), lo);
 	int			hi = filled + 1;
 
 	while (hi < NBUCKETS && count[hi] - lo < want)

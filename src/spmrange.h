@@ -150,11 +150,4 @@ extern bool spm_range_topk(SpmRangeScan *s);
 extern void spm_range_add_dense(float *ub, const uint8 *levels, float scale,
 								uint32 n);
 
-/* the fewest ranges the visit order is filled with at a time (unit tests
- * set it lower to have many bands) */
-extern uint32 spm_range_band_min;
-
-/* false: spm_range_add_dense does not use AVX2 (for the unit tests) */
-extern bool spm_range_use_avx2;
-
 #endif							/* SPMRANGE_H */

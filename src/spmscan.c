@@ -48,6 +48,7 @@
 #include "utils/tuplesort.h"
 
 #include "spm.h"
+#include "spmsegment.h"
 #include "spmsegscan.h"
 
 typedef enum SpmScanState

@@ -33,11 +33,10 @@
  * a term, usually on the same page, needs no buffer lookup.  Each query
  * term has a pin of its own (SpmQueryTerm.id picks it): MaxScore probes
  * hop between the non-essential terms from one candidate to the next, and
- * even term-at-a-time visits every term once per window.  When eight pins
- * were shared round-robin by all terms, a 1M-document query at LIMIT 100
- * read 5,292 index buffers on average, now 1,770 (doc/decisions.md, "A pin
- * per query term").  Beyond SPM_READER_MAX_PINS terms share pins by id
- * modulo the count.  The count is also held to a backend's proportional
+ * even term-at-a-time visits every term once per window.  Eight pins
+ * shared round-robin by all terms made a query read about three times as
+ * many index buffers (doc/decisions.md, "A pin per query term").  Beyond
+ * SPM_READER_MAX_PINS terms share pins by id modulo the count.  The count is also held to a backend's proportional
  * share of the buffer pool, NBuffers / MaxBackends (the share the buffer
  * manager itself computes as MaxProportionalPins from PostgreSQL 16 on),
  * so that every backend can run a scan at once, but never below the 8

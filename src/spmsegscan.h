@@ -16,6 +16,7 @@
 #define SPMSEGSCAN_H
 
 #include "spm.h"
+#include "spmsegment.h"
 #include "spmtopk.h"
 
 /* the query, as every segment of a scan sees it */

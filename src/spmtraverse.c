@@ -43,6 +43,7 @@
 
 #include "sparsevec.h"
 #include "spmtraverse.h"
+#include "spmtest.h"
 
 /* ----------------------------------------------------------------
  * Term cursors and the traversal's state (see spmtraverse.h: private
@@ -60,8 +61,8 @@
  * bytes on a 64-bit machine, three cache lines.  The traversal indexes its
  * array of cursors by term number everywhere (terms[order[k]]), and gcc
  * turns a multiply by 192 into a shift and an lea; at 176 bytes (the first
- * layout of this split) the longer multiply cost 0.07% more instructions
- * in bench_traverse (doc/decisions.md, "Traversal state is private").
+ * layout of this split) the longer multiply cost more instructions
+ * (doc/decisions.md, "Traversal state is private").
  */
 typedef struct SpmTermCursor
 {
@@ -346,7 +347,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
  * rounds monotonically in its factor), so the group's bound is exactly
  * the largest of its blocks'.  Otherwise the walk goes block by block,
  * rather than searching for the window's last block: a term has a few
- * blocks per window, and at 10M documents a galloping search for the
+ * blocks per window, and on large segments a galloping search for the
  * last one cost more than the walk it saved (doc/decisions.md, "Skip-entry
  * summaries").
  */
@@ -605,9 +606,9 @@ spm_traverse_begin(SpmTraverse *t)
 
 	/*
 	 * A window never reaches past ndocs, so only that much of the
-	 * accumulator is ever read; zeroing all 128 kB per segment took about
-	 * 3% of a 1,000-document query (doc/decisions.md, "Fixed per-query
-	 * cost").  The rest is there only so that the block decoder's
+	 * accumulator is ever read; zeroing all 128 kB per segment was a
+	 * visible part of a query on a small index (doc/decisions.md, "Fixed
+	 * per-query cost").  The rest is there only so that the block decoder's
 	 * SPM_WINDOW - 1 mask keeps even a damaged block's writes in bounds
 	 * (they are never read: it fails its skip-entry check).
 	 */
@@ -735,12 +736,22 @@ predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
 
 	/*
 	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
-	 * full window), and a pass over all of them cost 6% of a 100k-document
-	 * query under callgrind.
+	 * full window), and a pass over all of them was a visible part of a
+	 * query (doc/decisions.md, "MaxScore's candidate prediction samples
+	 * every 8th document").
 	 */
 	for (uint32 i = 0; i < n; i += SPM_PREDICT_STRIDE)
 		count += acc[i] >= thr;
 	s->cand_rate = (double) count / ((n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE);
+}
+
+/* tests: every window with non-essential terms takes MaxScore (spmtest.h) */
+static bool always_maxscore = false;
+
+void
+spm_test_always_maxscore(bool always)
+{
+	always_maxscore = always;
 }
 
 /*
@@ -770,7 +781,7 @@ use_maxscore(SpmTraverseState *s, int nne, int npresent, uint32 ndocs,
 
 	if (nne == 0)
 		return false;
-	if (s->t.always_maxscore)
+	if (always_maxscore)
 		return true;
 	for (int k = 0; k < npresent; k++)
 	{
@@ -1037,9 +1048,9 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 	 * Only documents an essential term holds can be candidates: the
 	 * non-essential bounds alone stay below theta by construction.  So walk
 	 * the touched bits (ascending, as the probes need) instead of every
-	 * docid of the window; at 1M documents on the idf corpus the full walk
-	 * was 57% of MaxScore's instructions (doc/decisions.md, "MaxScore
-	 * windows visit only touched documents").
+	 * docid of the window, which was most of MaxScore's instructions on
+	 * a corpus where it prunes (doc/decisions.md, "MaxScore windows visit
+	 * only touched documents").
 	 */
 	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
 	{

@@ -42,9 +42,8 @@
  * Each private cursor starts with a copy of its SpmQueryTerm, so the hot
  * loops read q, nblocks, last and count at a fixed offset from the cursor
  * (no extra pointer to follow per block or posting), and the callbacks get
- * that copy.  Measured with test/unit/bench_traverse under callgrind: the
- * same instructions as the public cursor this replaced (doc/decisions.md,
- * "Traversal state is private").
+ * that copy: under callgrind, the same instructions as the public cursor
+ * this replaced (doc/decisions.md, "Traversal state is private").
  * ----------------------------------------------------------------
  */
 
@@ -98,13 +97,14 @@ typedef void (*SpmAccumulateBlock) (void *arg, const SpmQueryTerm *term,
 typedef struct SpmTraverseState SpmTraverseState;
 
 /*
- * Work memory a caller may keep from one traversal to the next (spmscan.c
- * keeps one per backend): the state, the window's accumulator (128 kB),
- * the cursors with their decoded blocks, the bitmaps and the MaxScore
- * window's postings.  Allocated per traversal and freed at its end, they
- * made glibc grow and trim its heap on every query, and the page faults
- * took 17% of a query on the flat 100k corpus (doc/decisions.md "Traversal
- * memory kept per backend").  The traversal grows the arrays in cxt and
+ * Work memory a caller may keep from one traversal to the next (the
+ * segment scan, spmsegscan.c, keeps one per backend): the state, the
+ * window's accumulator (128 kB), the cursors with their decoded blocks,
+ * the bitmaps and the MaxScore window's postings.  Allocated per traversal
+ * and freed at its end, they made glibc grow and trim its heap on every
+ * query, and the page faults were a large part of a query
+ * (doc/decisions.md "Traversal memory kept per backend").  The owner sets
+ * cxt and zeroes the rest; the traversal grows the arrays in cxt and
  * initializes what it reads, so their contents between traversals,
  * including after an error, do not matter; after a traversal it frees any
  * part larger than SPM_TRAVERSE_SCRATCH_KEEP.  One traversal at a time.
@@ -134,7 +134,6 @@ typedef struct SpmTraverse
 	uint64		docid_lo;		/* global docid of local docid 0 */
 	uint32		ndocs;			/* visit local docids [0, ndocs) */
 	bool		exhaustive;		/* no pruning (the test oracle) */
-	bool		always_maxscore;	/* tests: skip the cost rule */
 	SpmPhase	phase;
 	SpmAfter	after;
 	SpmTopK    *topk;

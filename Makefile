@@ -9,7 +9,8 @@ PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
 OBJS_TYPE = src/sparsevec.o src/spvbm25.o
 OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmlimit.o src/spmsort.o \
 	src/spmflush.o src/spmmerge.o src/spmoptions.o src/spmpage.o \
-	src/spmpending.o src/spmscan.o src/spmsegment.o src/spmtraverse.o src/spmrange.o src/spmreorder.o \
+	src/spmpending.o src/spmpolicy.o src/spmscan.o src/spmsegment.o src/spmsegscan.o src/spmtopk.o \
+	src/spmtraverse.o src/spmrange.o src/spmreorder.o \
 	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 

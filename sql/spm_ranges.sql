@@ -89,16 +89,43 @@ SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
 SELECT windows > 0 AS ranges_bounded, windows_skipped > 0 AS ranges_pruned,
 	blocks_decoded = 0 AS no_block_decoded, candidates_scored < 4000 AS not_every_document
 FROM sparse_maxscore_last_scan();
+-- the policy's counters say which algorithm scored the segments
+SELECT segments_ranges > 0 AS by_ranges,
+	segments_maxscore + segments_exhaustive + segments_ranges_gave_up = 0 AS nothing_else
+FROM sparse_maxscore_last_scan();
 -- under maxscore, the same query decodes posting blocks
 SET sparse_maxscore.algorithm = maxscore;
 SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
 SELECT blocks_decoded > 0 AS blocks_decoded FROM sparse_maxscore_last_scan();
+SELECT segments_maxscore > 0 AS by_maxscore,
+	segments_ranges + segments_exhaustive + segments_ranges_gave_up = 0 AS nothing_else
+FROM sparse_maxscore_last_scan();
+-- without LIMIT, the rows scoring 0 come from exhaustive passes
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1') s;
+SELECT segments_maxscore > 0 AS by_maxscore, segments_exhaustive > 0 AS zero_pass_exhaustive,
+	segments_ranges + segments_ranges_gave_up = 0 AS no_ranges
+FROM sparse_maxscore_last_scan();
+-- exhaustive: nothing else
+SET sparse_maxscore.algorithm = exhaustive;
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT segments_exhaustive > 0 AS by_exhaustive,
+	segments_ranges + segments_maxscore + segments_ranges_gave_up = 0 AS nothing_else
+FROM sparse_maxscore_last_scan();
+-- auto tries range pruning first; where it gives up, MaxScore scores the
+-- segment too
 RESET sparse_maxscore.algorithm;
+SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q1' LIMIT 10) s;
+SELECT segments_ranges + segments_ranges_gave_up > 0 AS ranges_tried,
+	segments_maxscore = segments_ranges_gave_up AS maxscore_after_give_up,
+	segments_exhaustive = 0 AS no_exhaustive
+FROM sparse_maxscore_last_scan();
 -- a query with a negative weight is answered by MaxScore
 SET sparse_maxscore.algorithm = ranges;
 SELECT q AS q6 FROM spm_rq WHERE qid = 6 \gset
 SELECT count(*) FROM (SELECT id FROM spm_r ORDER BY v <#> :'q6' LIMIT 10) s;
 SELECT blocks_decoded > 0 AS blocks_decoded FROM sparse_maxscore_last_scan();
+SELECT segments_maxscore > 0 AND segments_ranges = 0 AS by_maxscore
+FROM sparse_maxscore_last_scan();
 RESET sparse_maxscore.algorithm;
 
 -- the built index

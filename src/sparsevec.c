@@ -1027,9 +1027,8 @@ spv_sparsevec_from_jsonb(PG_FUNCTION_ARGS)
  * A seq scan under ORDER BY v <#> q, or a filter on it, calls the operator
  * once a row with the same q: a Const, a parameter, an InitPlan's value.
  * Walking each row's elements against a filter of q's indices costs about
- * half of the merge of the two index arrays (1M rows of 119 elements
- * against queries of 43: 0.40 against 0.78 us a call in a seq scan,
- * doc/decisions.md "The <#> operator prepares a repeated argument").
+ * half of the merge of the two index arrays (doc/decisions.md "The <#>
+ * operator prepares a repeated argument").
  * Which side repeats is seen from the raw argument datums: the same
  * pointer as in the previous call (a row's value points into its buffer
  * page, a different place every row).  That is only a hint: the prepared

@@ -99,8 +99,8 @@ Datum
 spm_last_scan_sql(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[12];
+	bool		nulls[12] = {false};
 	SpmCounters *c = &spm_last_scan;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -114,6 +114,10 @@ spm_last_scan_sql(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum(c->windows_skipped);
 	values[6] = Int64GetDatum(c->candidates);
 	values[7] = Int64GetDatum(c->rows_returned);
+	values[8] = Int64GetDatum(c->seg_exhaustive);
+	values[9] = Int64GetDatum(c->seg_maxscore);
+	values[10] = Int64GetDatum(c->seg_ranges);
+	values[11] = Int64GetDatum(c->seg_ranges_gave_up);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

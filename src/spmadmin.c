@@ -30,6 +30,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmsegment.h"
 #include "spmblock.h"
 
 static Relation

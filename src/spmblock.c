@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "sparsevec.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
@@ -422,4 +424,82 @@ spm_block_accumulate(const char *block, int avail, int count,
 		acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
 	}
 	return p == end && d == last_docid;
+}
+
+/* ----------------------------------------------------------------
+ * Skip-entry summaries (spmblock.h)
+ * ----------------------------------------------------------------
+ */
+
+/* bytes spm_term_summarize needs for a term of nblocks blocks */
+Size
+spm_term_summary_size(int nblocks)
+{
+	Size		ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
+
+	return MAXALIGN(sizeof(SpmTermSummary)) +
+		ngroups * (2 * sizeof(float) + sizeof(uint32));
+}
+
+/*
+ * Summarise a term's skip entries into mem (spm_term_summary_size bytes,
+ * MAXALIGNed); returns it.  One pass over the entries.
+ */
+SpmTermSummary *
+spm_term_summarize(void *mem, int nblocks, const float *max_w,
+				   const float *min_w, const uint8 *count)
+{
+	SpmTermSummary *sum = (SpmTermSummary *) mem;
+	char	   *p = (char *) mem + MAXALIGN(sizeof(SpmTermSummary));
+	float		absmax = 0.0f;
+
+	sum->ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
+	sum->gmax_w = (float *) p;
+	sum->gmin_w = sum->gmax_w + sum->ngroups;
+	sum->gcount = (uint32 *) (sum->gmin_w + sum->ngroups);
+
+	for (int b = 0; b < nblocks; b++)
+	{
+		int			g = b / SPM_SKIP_GROUP;
+
+		if (b % SPM_SKIP_GROUP == 0)
+		{
+			sum->gmax_w[g] = max_w[b];
+			sum->gmin_w[g] = min_w[b];
+			sum->gcount[g] = 0;
+		}
+		sum->gmax_w[g] = Max(sum->gmax_w[g], max_w[b]);
+		sum->gmin_w[g] = Min(sum->gmin_w[g], min_w[b]);
+		sum->gcount[g] += count[b];
+		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
+	}
+	sum->absmax = absmax;
+	return sum;
+}
+
+/* ----------------------------------------------------------------
+ * Range levels (src/README "Ranges")
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,
+ * or 0 if m is not positive.  Computed in double; the last check is in
+ * double too, so the bound may fall short of m by a few units in the
+ * last place of a double, which the kernel's margin covers.
+ */
+uint8
+spm_range_level(float m, float max_w)
+{
+	int			level;
+
+	if (!(m > 0.0f) || !(max_w > 0.0f))
+		return 0;
+	if (m >= max_w)
+		return 255;
+	level = (int) ceil((double) m * 255.0 / (double) max_w);
+	level = Max(1, Min(255, level));
+	while (level < 255 && (double) level * (double) max_w / 255.0 < (double) m)
+		level++;
+	return (uint8) level;
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * spmblock.h
- *	  Posting-block codec: up to 128 (docid, weight) postings of one term.
+ *	  Posting-block codec: up to 128 (docid, weight) postings of one term;
+ *	  skip-entry summaries, the accumulator window and the range units.
  *
  * Layout (all offsets 4-byte aligned within the page):
  *
@@ -27,6 +28,12 @@
  * unless one delta of the block is far larger than the others; the choice
  * is measured in doc/decisions.md, "Bit-packed docid deltas".  The codec
  * has no buffer-manager calls so that it can be tested outside the server.
+ *
+ * Besides the codec, this header holds the few pieces of the segment
+ * format that the writers, the segment reader and the kernels all use,
+ * so that none of them needs another's header: the accumulator window,
+ * skip-entry summaries, and the units of range pruning (src/README
+ * "Ranges").
  *
  *-------------------------------------------------------------------------
  */
@@ -68,5 +75,50 @@ extern bool spm_block_decode(const char *block, int avail, int count,
 extern bool spm_block_accumulate(const char *block, int avail, int count,
 								 uint32 last_docid, double q, double *acc,
 								 uint32 base, uint32 mask);
+
+/*
+ * docids per window of the term-at-a-time kernel and of
+ * spm_block_accumulate's accumulator (a power of two)
+ */
+#define SPM_WINDOW			16384
+
+/*
+ * A summary of a term's skip entries, for moving over them in fewer steps
+ * than one per block: the extremes and the postings of every group of
+ * SPM_SKIP_GROUP blocks, and the largest |w| of the term.  One allocation
+ * of spm_term_summary_size(nblocks) bytes, filled by spm_term_summarize
+ * from the skip entries it summarises.
+ */
+#define SPM_SKIP_GROUP		16
+
+typedef struct SpmTermSummary
+{
+	float		absmax;			/* max |w| over the term's postings */
+	int			ngroups;		/* ceil(nblocks / SPM_SKIP_GROUP) */
+	float	   *gmax_w;			/* [ngroups] largest max_w of the group */
+	float	   *gmin_w;			/* [ngroups] smallest min_w of the group */
+	uint32	   *gcount;			/* [ngroups] postings of the group */
+} SpmTermSummary;
+
+extern Size spm_term_summary_size(int nblocks);
+extern SpmTermSummary *spm_term_summarize(void *mem, int nblocks,
+										  const float *max_w,
+										  const float *min_w,
+										  const uint8 *count);
+
+
+/* docids per range (src/README "Ranges") */
+#define SPM_RANGE_SHIFT		5
+#define SPM_RANGE_DOCS		(1 << SPM_RANGE_SHIFT)
+
+/* an element of a document in the forward copy */
+typedef struct SpmFwdElem
+{
+	uint32		term;
+	float		w;
+} SpmFwdElem;
+
+/* the level of weight m in a term whose largest weight is max_w */
+extern uint8 spm_range_level(float m, float max_w);
 
 #endif							/* SPMBLOCK_H */

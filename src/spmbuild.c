@@ -36,6 +36,7 @@
 #include "utils/timestamp.h"
 
 #include "spm.h"
+#include "spmwrite.h"
 #include "spmreorder.h"
 
 /*
@@ -74,44 +75,6 @@ typedef struct SpmBuildState
 	MemoryContext tmpCtx;		/* per-row */
 	SpmReorderBatch *reorder;	/* NULL unless reorder = on */
 } SpmBuildState;
-
-/*
- * Check an indexed value: canonical (what the type guarantees, checked
- * again because the index depends on it) and of the index's dimension.
- */
-void
-SpmCheckVector(Relation index, SparseVector *v, int32 *dims)
-{
-	float	   *values = SPV_VALUES(v);
-
-	if (v->dim < 1 || v->dim > SPV_MAX_DIM || v->nnz < 0 || v->nnz > v->dim)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("invalid sparsevec value in index \"%s\"",
-						RelationGetRelationName(index))));
-	for (int i = 0; i < v->nnz; i++)
-	{
-		if (v->indices[i] < 0 || v->indices[i] >= v->dim ||
-			(i > 0 && v->indices[i] <= v->indices[i - 1]) ||
-			values[i] == 0.0f || isnan(values[i]) || isinf(values[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("invalid sparsevec value in index \"%s\"",
-							RelationGetRelationName(index)),
-					 errdetail("Element %d is not canonical.", i + 1)));
-	}
-	if (*dims == 0)
-		*dims = v->dim;
-	else if (v->dim != *dims)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("different sparsevec dimensions %d and %d",
-						*dims, v->dim),
-				 errdetail("Every vector in sparse_maxscore index \"%s\" must have %d dimensions.",
-						   RelationGetRelationName(index), *dims),
-				 errhint("Declare the column with a fixed dimension, for example sparsevec(%d).",
-						 *dims)));
-}
 
 /* ---------------------------------------------------------------- scan */
 

@@ -37,6 +37,7 @@
 #include "utils/selfuncs.h"
 
 #include "spm.h"
+#include "spmsegment.h"
 #include "spmblock.h"
 
 #define SPM_GENERIC_QUERY_TERMS 40

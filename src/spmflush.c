@@ -31,6 +31,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmwrite.h"
 
 /* ----------------------------------------------------------------
  * Flush

@@ -24,6 +24,8 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmsegment.h"
+#include "spmwrite.h"
 #include "spmblock.h"
 
 /* tiered merging: this many adjacent segments of one size level merge */

@@ -12,6 +12,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmpolicy.h"
 
 int			spm_initial_k = 100;
 int			spm_algorithm = SPM_ALG_AUTO;

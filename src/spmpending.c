@@ -235,7 +235,7 @@ typedef struct ScoreState
 	int			j;				/* position in the query */
 	double		sum;
 	/* where results go */
-	SpmPendingCallback cb;
+	SpmRowCallback cb;
 	void	   *cbarg;
 } ScoreState;
 
@@ -302,7 +302,7 @@ score_end(void *arg)
 void
 spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 				 const SparseVector *query, uint64 from_docid,
-				 SpmPendingCallback cb, void *arg)
+				 SpmRowCallback cb, void *arg)
 {
 	ScoreState	ss;
 	SpmPendingVisitor v = {score_begin, score_elems, score_end, &ss};

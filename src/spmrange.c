@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "sparsevec.h"
 #include "spmrange.h"
+#include "spmtest.h"
 
 #define NBUCKETS	1024
 
@@ -45,34 +46,12 @@
 /*
  * Before scoring anything, give up at once when the ranges whose bound
  * reaches half the largest bound hold more than SPM_RANGE_EARLY times the
- * caller's fallback cost in elements: measured on 200 queries of 1M
- * documents (doc/decisions.md "Giving up before scoring"), that ratio
- * stayed below 1.6 on the topical corpus, where range pruning pays, and
- * was above 3 for most queries of the flat one, where it does not.
+ * caller's fallback cost in elements: on the bench's corpora that ratio
+ * stayed well below it where range pruning pays, and was above it for
+ * most queries where it does not (doc/decisions.md "Giving up before
+ * scoring").
  */
 #define SPM_RANGE_EARLY			3.0
-
-/*
- * The smallest level L >= 1 whose bound L * max_w / 255 is not below m,
- * or 0 if m is not positive.  Computed in double; the last check is in
- * double too, so the bound may fall short of m by a few units in the
- * last place of a double, which the kernel's margin covers.
- */
-uint8
-spm_range_level(float m, float max_w)
-{
-	int			level;
-
-	if (!(m > 0.0f) || !(max_w > 0.0f))
-		return 0;
-	if (m >= max_w)
-		return 255;
-	level = (int) ceil((double) m * 255.0 / (double) max_w);
-	level = Max(1, Min(255, level));
-	while (level < 255 && (double) level * (double) max_w / 255.0 < (double) m)
-		level++;
-	return (uint8) level;
-}
 
 /* the bound of level 1 of term t for the query: q * max_w / 255 */
 static double
@@ -101,9 +80,16 @@ spm_range_usable(const SpmRangeTerm *terms, int nterms)
 
 /*
  * Whether spm_range_add_dense may use AVX2 where the CPU has it (the
- * default); the unit tests clear it to check the SSE2 loop too.
+ * default); the unit tests clear it to check the SSE2 loop too
+ * (spmtest.h).
  */
-bool		spm_range_use_avx2 = true;
+static bool use_avx2 = true;
+
+void
+spm_test_range_avx2(bool use)
+{
+	use_avx2 = use;
+}
 
 static void add_dense_sse2(float *restrict ub, const uint8 *restrict d,
 						   float scale, uint32 n);
@@ -164,7 +150,7 @@ spm_range_add_dense(float *restrict ub, const uint8 *restrict d, float scale,
 					uint32 n)
 {
 #ifdef SPM_AVX2_TARGET
-	if (spm_range_use_avx2 && have_avx2())
+	if (use_avx2 && have_avx2())
 		add_dense_avx2(ub, d, scale, n);
 	else
 #endif
@@ -472,27 +458,40 @@ too_costly(const SpmRangeScan *s, const SpmTopK *topk, float maxub,
 	return read + left * SPM_RANGE_DOCS * s->elems_per_doc > s->fallback_cost;
 }
 
+#define SPM_RANGE_BAND_MIN	4096
+
+/*
+ * The fewest ranges of a band (fill_band, below); the unit tests set it
+ * lower (spmtest.h).
+ */
+static uint32 band_min = SPM_RANGE_BAND_MIN;
+
+void
+spm_test_range_band_min(uint32 n)
+{
+	band_min = n;
+}
+
 /*
  * The visit needs the ranges of bucket 0 first, and usually stops long
- * before the last bucket: at 10M topical documents it scores about 90 of
- * 312,500 ranges.  So the visit order is filled a band of buckets at a
- * time, when the visit reaches the band's start: a pass over bucket[]
- * that stores only the band's ranges, instead of one scattered store per
- * range with a bound (10% of a query's time).  A band holds at least
- * spm_range_band_min ranges and at least as many as the bands before it,
- * so a query that visits everything makes a logarithmic number of passes.
+ * before the last bucket: where the bounds prune it scores a tiny share of
+ * the ranges.  So the visit order is filled a band of buckets at a time,
+ * when the visit reaches the band's start: a pass over bucket[] that
+ * stores only the band's ranges, instead of one scattered store per range
+ * with a bound, which was a visible part of a query (doc/decisions.md "The
+ * visit order filled a band at a time").  A band holds at least band_min
+ * ranges and at least as many as the bands before it, so a query that
+ * visits everything makes a logarithmic number of passes.
  * count[b] is where bucket b starts in order[] (count[b + 1] where it
  * ends); cur[b] where its next range goes.  Fills buckets filled ..
  * (the return value) - 1.
  */
-uint32		spm_range_band_min = 4096;
-
 static int
 fill_band(const uint16 *bucket, uint32 nr, const uint32 *count, uint32 *cur,
 		  uint32 *order, int filled)
 {
 	uint32		lo = count[filled];
-	uint32		want = Max(Max(spm_range_band_min, 1), lo);
+	uint32		want = Max(Max(band_min, 1), lo);
 	int			hi = filled + 1;
 
 	while (hi < NBUCKETS && count[hi] - lo < want)
@@ -504,6 +503,47 @@ fill_band(const uint16 *bucket, uint32 nr, const uint32 *count, uint32 *cur,
 			order[cur[bucket[i]]++] = i;
 	}
 	return hi;
+}
+
+/* free the per-range arrays, also those of a growth that failed halfway */
+static void
+scratch_free_ranges(SpmRangeScratch *w)
+{
+	if (w->ub)
+		pfree(w->ub);
+	if (w->bucket)
+		pfree(w->bucket);
+	if (w->order)
+		pfree(w->order);
+	w->ub = NULL;
+	w->bucket = NULL;
+	w->order = NULL;
+	w->cap = 0;
+}
+
+/* room in w for nranges ranges, and the query-term filter */
+static void
+scratch_reserve(SpmRangeScratch *w, uint32 nranges)
+{
+	MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
+	if (w->filter == NULL)
+	{
+		w->filter = palloc(SPM_RANGE_FILTER_BITS / 8);
+		w->qidx = palloc(SPM_RANGE_FILTER_BITS);
+	}
+	if (w->cap < nranges)
+	{
+		uint32		cap = Max(nranges, 1024);
+
+		/* each pointer is stored before the next allocation can fail */
+		scratch_free_ranges(w);
+		w->ub = palloc_extended((Size) cap * sizeof(float), MCXT_ALLOC_HUGE);
+		w->bucket = palloc_extended((Size) cap * sizeof(uint16), MCXT_ALLOC_HUGE);
+		w->order = palloc_extended((Size) cap * sizeof(uint32), MCXT_ALLOC_HUGE);
+		w->cap = cap;
+	}
+	MemoryContextSwitchTo(old);
 }
 
 bool
@@ -535,17 +575,11 @@ spm_range_topk(SpmRangeScan *s)
 
 	if (w == NULL)
 	{
+		memset(&own, 0, sizeof(own));
+		own.cxt = CurrentMemoryContext;
 		w = &own;
-		own.cap = s->nranges;
-		own.ub = palloc((Size) s->nranges * sizeof(float));
-		own.bucket = palloc((Size) nr * sizeof(uint16));
-		own.order = palloc((Size) nr * sizeof(uint32));
-		own.filter = palloc(SPM_FILTER_BITS / 8);
-		own.qidx = palloc(SPM_FILTER_BITS);
 	}
-	else if (w->cap < s->nranges)
-		elog(ERROR, "sparse_maxscore: range work arrays for %u ranges, %u needed",
-			 w->cap, s->nranges);
+	scratch_reserve(w, s->nranges);
 	ub = w->ub;
 	bucket = w->bucket;
 	order = w->order;
@@ -675,11 +709,11 @@ spm_range_topk(SpmRangeScan *s)
 out:
 	if (w == &own)
 	{
+		scratch_free_ranges(w);
 		pfree(own.qidx);
 		pfree(own.filter);
-		pfree(own.order);
-		pfree(own.bucket);
-		pfree(own.ub);
 	}
+	else if (w->cap > SPM_RANGE_SCRATCH_KEEP)
+		scratch_free_ranges(w);
 	return !gave_up;
 }

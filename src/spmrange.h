@@ -25,18 +25,8 @@
 #define SPMRANGE_H
 
 #include "sparsevec.h"
-#include "spmtraverse.h"
-
-/* docids per range (src/README "Ranges") */
-#define SPM_RANGE_SHIFT		5
-#define SPM_RANGE_DOCS		(1 << SPM_RANGE_SHIFT)
-
-/* an element of a document in the forward copy */
-typedef struct SpmFwdElem
-{
-	uint32		term;
-	float		w;
-} SpmFwdElem;
+#include "spmblock.h"
+#include "spmtopk.h"
 
 /* one query term the segment has, as the caller describes it */
 typedef struct SpmRangeTerm
@@ -82,16 +72,21 @@ typedef void (*SpmRangeNextDoc) (void *arg, SpmRangeDoc *doc);
 typedef void (*SpmRangeEnd) (void *arg, uint32 r);
 
 /*
- * Work arrays of spm_range_topk for segments of up to cap ranges, which a
- * caller may keep from one call to the next (spmscan.c keeps one per
- * backend): arrays of a few MB allocated and freed per call come from
- * mmap, and faulting their pages in made a query at 10M documents 2.5
- * times slower (doc/decisions.md "Work arrays kept per backend").  The
- * kernel clears what it reads before reading it, so their contents
- * between calls, including after an error, do not matter.
+ * Work arrays of spm_range_topk, which a caller may keep from one call to
+ * the next (the segment scan, spmsegscan.c, keeps one per backend), as it
+ * keeps the traversal's (SpmTraverseScratch): arrays of a few MB
+ * allocated and freed per call come from mmap, and faulting their pages in
+ * made large segments much slower (doc/decisions.md "Work arrays kept per
+ * backend").  The owner sets cxt and zeroes the rest; the kernel grows the
+ * arrays in cxt to the segment's ranges and initializes what it reads, so
+ * their contents between calls, including after an error, do not matter;
+ * after a call it frees the per-range arrays if they have room for more
+ * than SPM_RANGE_SCRATCH_KEEP ranges (about 10 bytes a range).  One call
+ * at a time.
  */
 typedef struct SpmRangeScratch
 {
+	MemoryContext cxt;			/* set by the owner: where the arrays live */
 	uint32		cap;			/* ranges the arrays below have room for */
 	float	   *ub;				/* [cap] bounds */
 	uint16	   *bucket;			/* [cap] */
@@ -99,6 +94,8 @@ typedef struct SpmRangeScratch
 	uint64	   *filter;			/* [SPM_RANGE_FILTER_BITS / 64] */
 	uint8	   *qidx;			/* [SPM_RANGE_FILTER_BITS] */
 } SpmRangeScratch;
+
+#define SPM_RANGE_SCRATCH_KEEP	(4U << 20)
 
 /* the query-term filter's size, in bits (and qidx's, in bytes) */
 #define SPM_RANGE_FILTER_BITS	SPV_FILTER_BITS
@@ -131,8 +128,8 @@ typedef struct SpmRangeScan
 	double		fallback_cost;
 	double		elems_per_doc;
 
-	SpmRangeScratch *scratch;	/* NULL: allocate per call; else cap >=
-								 * nranges */
+	SpmRangeScratch *scratch;	/* NULL: allocate in CurrentMemoryContext
+								 * and free at the end */
 
 	const char *relname;		/* the index, for error messages */
 	SpmCounters *counters;		/* windows = ranges with a bound,
@@ -147,20 +144,10 @@ typedef struct SpmRangeScan
  */
 extern bool spm_range_usable(const SpmRangeTerm *terms, int nterms);
 
-/* the level of weight m in a term whose largest weight is max_w */
-extern uint8 spm_range_level(float m, float max_w);
-
 extern bool spm_range_topk(SpmRangeScan *s);
 
 /* ub[r] += scale * levels[r] for r < n (the bound pass of dense terms) */
 extern void spm_range_add_dense(float *ub, const uint8 *levels, float scale,
 								uint32 n);
-
-/* the fewest ranges the visit order is filled with at a time (unit tests
- * set it lower to have many bands) */
-extern uint32 spm_range_band_min;
-
-/* false: spm_range_add_dense does not use AVX2 (for the unit tests) */
-extern bool spm_range_use_avx2;
 
 #endif							/* SPMRANGE_H */

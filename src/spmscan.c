@@ -48,6 +48,8 @@
 #include "utils/tuplesort.h"
 
 #include "spm.h"
+#include "spmsegment.h"
+#include "spmsegscan.h"
 
 typedef enum SpmScanState
 {
@@ -69,10 +71,7 @@ typedef struct SpmScanOpaqueData
 
 	SpmScanState state;
 	SparseVector *query;		/* detoasted copy, NULL for a NULL query */
-	bool		querynegative;	/* some query weight is below zero */
-	bool		exhaustive;		/* sparse_maxscore.algorithm */
-	bool		ranges;			/* range pruning allowed (auto, ranges) */
-	bool		range_fallback; /* and may give up for MaxScore (auto) */
+	SpmSegQuery sq;				/* the query, as the segments see it */
 	int			k;				/* size of the next round */
 	int			kmax;			/* largest round that fits work_mem */
 	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
@@ -99,527 +98,6 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 
 /* the most recent scan of this backend, for sparse_maxscore_last_scan() */
 SpmCounters spm_last_scan;
-
-/* ----------------------------------------------------------------
- * Reading posting blocks and alive bits for spmtraverse.c
- * ----------------------------------------------------------------
- */
-/*
- * Pages stay pinned (not locked) between blocks, so that the next block of
- * a term, usually on the same page, needs no buffer lookup.  Each query
- * term has a pin of its own (SpmQueryTerm.id picks it): MaxScore probes
- * hop between the non-essential terms from one candidate to the next, and
- * even term-at-a-time visits every term once per window.  When eight pins
- * were shared round-robin by all terms, a 1M-document query at LIMIT 100
- * read 5,292 index buffers on average, now 1,770 (doc/decisions.md, "A pin
- * per query term").  Beyond SPM_READER_MAX_PINS terms share pins by id
- * modulo the count.  The count is also held to a backend's proportional
- * share of the buffer pool, NBuffers / MaxBackends (the share the buffer
- * manager itself computes as MaxProportionalPins from PostgreSQL 16 on),
- * so that every backend can run a scan at once, but never below the 8
- * this reader always had.
- */
-#define SPM_READER_MAX_PINS	64
-
-typedef struct SpmReader
-{
-	Relation	index;
-	SpmSegment *seg;
-	SpmPin	   *pins;			/* [npins] */
-	int			npins;
-	uint8	  **alive;			/* copied alive pages, NULL until needed */
-	SpmPin		bitpin;
-} SpmReader;
-
-/* the pin for the blocks of term */
-static inline SpmPin *
-reader_pin(SpmReader *r, const SpmQueryTerm *term)
-{
-	return &r->pins[(uint32) term->id % (uint32) r->npins];
-}
-
-static void
-read_block(void *arg, const SpmQueryTerm *term, int b,
-		   uint32 *docids, float *weights)
-{
-	SpmReader  *r = arg;
-
-	SpmReadPostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
-						term->count[b], term->last[b], docids, weights,
-						reader_pin(r, term));
-}
-
-static void
-accumulate_block(void *arg, const SpmQueryTerm *term, int b,
-				 double q, double *acc, uint32 base)
-{
-	SpmReader  *r = arg;
-
-	SpmAccumulatePostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
-							  term->count[b], term->last[b], q, acc, base,
-							  reader_pin(r, term));
-}
-
-static bool
-is_alive(void *arg, uint32 local)
-{
-	SpmReader  *r = arg;
-	uint32		pageno = local / SPM_BITS_PER_PAGE;
-	uint32		bit = local % SPM_BITS_PER_PAGE;
-
-	if (r->alive[pageno] == NULL)
-	{
-		r->alive[pageno] = palloc(SPM_BITMAP_BYTES);
-		SpmReadBitsetPage(r->index, r->seg, false, pageno, r->alive[pageno],
-						  &r->bitpin);
-	}
-	return (r->alive[pageno][bit / 8] >> (bit % 8)) & 1;
-}
-
-static void
-reader_release(SpmReader *r)
-{
-	for (int i = 0; i < r->npins; i++)
-		SpmUnpin(&r->pins[i]);
-	SpmUnpin(&r->bitpin);
-}
-
-/* ----------------------------------------------------------------
- * Setting up the traversal of one segment
- * ----------------------------------------------------------------
- */
-
-/*
- * The context of the work memory that scans keep per backend: the
- * traversal's (SpmTraverseScratch) and range pruning's (SpmRangeScratch,
- * below).  Every traversal and range round runs inside one amgettuple
- * call, so no two use the same memory at once.
- */
-static MemoryContext
-scan_work_context(void)
-{
-	static MemoryContext cxt = NULL;
-
-	if (cxt == NULL)
-		cxt = AllocSetContextCreate(TopMemoryContext,
-									"sparse_maxscore scan work memory",
-									ALLOCSET_DEFAULT_SIZES);
-	return cxt;
-}
-
-static SpmTraverseScratch traverse_scratch;
-
-static SpmTraverseScratch *
-traverse_scratch_get(void)
-{
-	if (traverse_scratch.cxt == NULL)
-		traverse_scratch.cxt = scan_work_context();
-	return &traverse_scratch;
-}
-
-/*
- * The query terms the segment has (in roundCtx), ready for
- * spm_traverse_begin.  The reader must outlive the traversal.
- */
-static void
-setup_traverse(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
-			   uint64 docid_limit, SpmTraverse *t, SpmReader *r)
-{
-	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
-	SparseVector *q = so->query;
-	float	   *qv = SPV_VALUES(q);
-	SpmQueryTerm *terms = palloc(Max(q->nnz, 1) * sizeof(SpmQueryTerm));
-	int			n = 0;
-
-	for (int i = 0; i < q->nnz; i++)
-	{
-		const SpmTermData *d;
-		SpmQueryTerm *term = &terms[n];
-
-		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
-		if (d == NULL)
-			continue;
-		term->q = qv[i];
-		term->nblocks = d->nblocks;
-		term->id = n;
-		term->last = d->last;
-		term->max_w = d->max_w;
-		term->min_w = d->min_w;
-		term->blkno = d->blkno;
-		term->off = d->off;
-		term->count = d->count;
-		term->sum = d->sum;
-		n++;
-	}
-
-	memset(r, 0, sizeof(SpmReader));
-	r->index = scan->indexRelation;
-	r->seg = seg;
-	r->npins = Max(1, Min(n, Min(SPM_READER_MAX_PINS,
-								 Max(8, NBuffers / Max(MaxBackends, 1)))));
-	r->pins = palloc(r->npins * sizeof(SpmPin));
-	for (int i = 0; i < r->npins; i++)
-		r->pins[i].buf = InvalidBuffer;
-	r->bitpin.buf = InvalidBuffer;
-	r->alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
-
-	memset(t, 0, sizeof(SpmTraverse));
-	t->terms = terms;
-	t->nterms = n;
-	t->docid_lo = ref->docid_lo;
-	t->ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
-	t->exhaustive = so->exhaustive;
-	t->read_block = read_block;
-	t->accumulate_block = accumulate_block;
-	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
-	t->arg = r;
-	t->counters = &so->counters;
-	t->scratch = traverse_scratch_get();
-}
-
-/* ----------------------------------------------------------------
- * Range pruning (spmrange.c): reading range maxima and the forward copy
- * ----------------------------------------------------------------
- */
-typedef struct RangeReader
-{
-	SpmReader	r;				/* for the alive bits */
-	const SpmRangeDesc **desc;	/* per SpmRangeTerm.id */
-	SpmPin		maxpin;			/* a RANGEMAX page */
-	SpmPin		idxpin;			/* a RANGEIDX page */
-	SpmPin		fwdpin;			/* a FORWARD page */
-	SpmPin	   *locked;			/* the pin whose page is share-locked */
-
-	/* the current range of the forward copy */
-	uint64		pos;			/* stream offset of the next document */
-	uint64		end;			/* of the range */
-	const char *page;			/* stream bytes [page_lo, page_hi) */
-	uint64		page_lo;
-	uint64		page_hi;
-	char	   *buf;			/* a document that straddles pages */
-	Size		cap;
-	uint32		ndocs;			/* the kernel reads local docids below */
-	bool		fwd16;			/* 16-bit terms (SPM_SEG_FWD16) */
-} RangeReader;
-
-/*
- * The callbacks hand the kernel pointers into share-locked pages (one at a
- * time), valid until the next call; this releases the lock.
- */
-static void
-range_unlock(RangeReader *rr)
-{
-	if (rr->locked)
-	{
-		LockBuffer(rr->locked->buf, BUFFER_LOCK_UNLOCK);
-		rr->locked = NULL;
-	}
-	rr->page = NULL;
-	rr->page_lo = rr->page_hi = 0;
-}
-
-static void range_doc_corrupt(RangeReader *rr) pg_attribute_noreturn();
-
-static void
-range_doc_corrupt(RangeReader *rr)
-{
-	range_unlock(rr);
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("sparse_maxscore index \"%s\" is corrupted: invalid document in the forward copy of segment %u",
-					RelationGetRelationName(rr->r.index), rr->r.seg->segment_id),
-			 errhint("REINDEX the index.")));
-}
-
-/*
- * The range kernel's work arrays, kept per backend for segments of up to
- * SPM_RANGE_SCRATCH_KEEP ranges (about 10 bytes a range: 3.1 MB for a
- * segment of 10M documents); a larger segment's are freed after its call
- * (or, if the call failed, after the next range round of any segment).
- */
-#define SPM_RANGE_SCRATCH_KEEP	(4U << 20)
-
-static SpmRangeScratch range_scratch;
-
-/* free the per-range arrays, also those of a growth that failed halfway */
-static void
-range_scratch_free(void)
-{
-	if (range_scratch.ub)
-		pfree(range_scratch.ub);
-	if (range_scratch.bucket)
-		pfree(range_scratch.bucket);
-	if (range_scratch.order)
-		pfree(range_scratch.order);
-	range_scratch.ub = NULL;
-	range_scratch.bucket = NULL;
-	range_scratch.order = NULL;
-	range_scratch.cap = 0;
-}
-
-/* range_scratch with room for nranges ranges */
-static SpmRangeScratch *
-range_scratch_get(uint32 nranges)
-{
-	if (range_scratch.filter == NULL)
-	{
-		range_scratch.filter = MemoryContextAlloc(scan_work_context(),
-												  SPM_RANGE_FILTER_BITS / 8);
-		range_scratch.qidx = MemoryContextAlloc(scan_work_context(),
-												SPM_RANGE_FILTER_BITS);
-	}
-	if (range_scratch.cap < nranges)
-	{
-		MemoryContext cxt = scan_work_context();
-		uint32		cap = Max(nranges, 1024);
-
-		range_scratch_free();
-		range_scratch.ub = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(float));
-		range_scratch.bucket = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(uint16));
-		range_scratch.order = MemoryContextAllocHuge(cxt, (Size) cap * sizeof(uint32));
-		range_scratch.cap = cap;
-	}
-	return &range_scratch;
-}
-
-/* the rest of the page from the term's byte pos (the kernel clamps it) */
-static uint32
-range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
-{
-	RangeReader *rr = arg;
-	uint32		avail;
-
-	range_unlock(rr);
-	*data = (const uint8 *) SpmLockStream(rr->r.index, rr->r.seg,
-										  SPM_STREAM_RANGEMAX,
-										  rr->desc[term->id]->off + pos,
-										  &avail, &rr->maxpin);
-	rr->locked = &rr->maxpin;
-	return avail;
-}
-
-static void
-range_begin(void *arg, uint32 r)
-{
-	RangeReader *rr = arg;
-
-	range_unlock(rr);
-	rr->pos = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->idxpin);
-	rr->end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->idxpin);
-	if (rr->end < rr->pos)
-		range_doc_corrupt(rr);
-}
-
-/*
- * The next document, read in place where it lies on one page, else
- * copied; its elements inside the range, the last inside dims (the
- * kernel checks that they ascend).
- */
-static void
-range_next_doc(void *arg, SpmRangeDoc *doc)
-{
-	RangeReader *rr = arg;
-	uint32		nnz;
-	uint64		need;
-	const char *e;
-	uint32		last;
-
-	if (rr->end - rr->pos < sizeof(uint32))
-		range_doc_corrupt(rr);
-	if (rr->pos < rr->page_lo || rr->pos >= rr->page_hi)
-	{
-		uint32		avail;
-
-		range_unlock(rr);
-		rr->page = SpmLockStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD,
-								 rr->pos, &avail, &rr->fwdpin);
-		rr->locked = &rr->fwdpin;
-		rr->page_lo = rr->pos;
-		rr->page_hi = rr->pos + avail;
-	}
-	/* offsets are multiples of 4 and so is a page's content: no straddle */
-	memcpy(&nnz, rr->page + (rr->pos - rr->page_lo), sizeof(uint32));
-	rr->pos += sizeof(uint32);
-	need = spm_fwd_elems_bytes(rr->fwd16, nnz);
-	if (need > rr->end - rr->pos)
-		range_doc_corrupt(rr);
-	if (rr->pos + need <= rr->page_hi)
-		e = rr->page + (rr->pos - rr->page_lo);
-	else
-	{
-		range_unlock(rr);
-		if (need > rr->cap)
-		{
-			rr->cap = Max((Size) need, 2 * rr->cap);
-			rr->buf = repalloc(rr->buf, rr->cap);
-		}
-		SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, rr->pos, need,
-					  rr->buf, &rr->fwdpin);
-		e = rr->buf;
-	}
-	rr->pos += need;
-	doc->nnz = (int32) nnz;
-	if (rr->fwd16)
-	{
-		/* offsets are multiples of 4, and so is the weights' start */
-		doc->elems = NULL;
-		doc->terms16 = (const uint16 *) e;
-		doc->w16 = (const float *) (e + TYPEALIGN(4, 2 * (Size) nnz));
-		last = nnz > 0 ? doc->terms16[nnz - 1] : 0;
-	}
-	else
-	{
-		doc->elems = (const SpmFwdElem *) e;
-		doc->terms16 = NULL;
-		doc->w16 = NULL;
-		last = nnz > 0 ? doc->elems[nnz - 1].term : 0;
-	}
-	if (nnz > 0 && last >= (uint32) rr->r.seg->hdr.dims)
-		range_doc_corrupt(rr);
-}
-
-/* a range read whole ends where the next begins */
-static void
-range_end(void *arg, uint32 r)
-{
-	RangeReader *rr = arg;
-	uint64		last = Min((uint64) (r + 1) * SPM_RANGE_DOCS,
-						   (uint64) rr->r.seg->hdr.ndocs);
-
-	if (last <= rr->ndocs && rr->pos != rr->end)
-		range_doc_corrupt(rr);
-}
-
-static bool
-range_is_alive(void *arg, uint32 local)
-{
-	RangeReader *rr = arg;
-
-	return is_alive(&rr->r, local);
-}
-
-/*
- * Range pruning gives up on a segment (and MaxScore takes it) when the
- * documents it would still score hold more forward-copy elements than
- * this many times the postings of the query terms (see "Range pruning in
- * the index" in doc/decisions.md for the measurements behind it).
- */
-#define SPM_RANGE_FALLBACK	1.0
-
-/* at most 2^SPM_RANGE_BACKOFF - 1 rounds skipped after give-ups in a row */
-#define SPM_RANGE_BACKOFF	6
-
-/*
- * The positive round's top-k of a segment by range pruning, if the
- * segment and the query allow it (see spmrange.h); returns false, having
- * done nothing, if not.
- */
-static bool
-range_round(IndexScanDesc scan, SpmSegment *seg, const SpmSegmentRef *ref,
-			uint64 docid_limit, SpmTopK *topk)
-{
-	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
-	SparseVector *q = so->query;
-	float	   *qv = SPV_VALUES(q);
-	SpmRangeTerm *terms;
-	const SpmRangeDesc **desc;
-	int			n = 0;
-	RangeReader rr;
-	SpmRangeScan s;
-	double		postings = 0;
-	bool		done;
-
-	if (!so->ranges || so->querynegative ||
-		!(seg->hdr.flags & SPM_SEG_RANGES) ||
-		(seg->hdr.flags & SPM_META_NEGATIVE))
-		return false;
-	if (so->range_fallback && seg->range_skip > 0)
-	{
-		seg->range_skip--;
-		return false;
-	}
-
-	terms = palloc(Max(q->nnz, 1) * sizeof(SpmRangeTerm));
-	desc = palloc(Max(q->nnz, 1) * sizeof(SpmRangeDesc *));
-	for (int i = 0; i < q->nnz; i++)
-	{
-		const SpmTermData *d;
-
-		d = SpmGetTerm(scan->indexRelation, seg, (uint32) q->indices[i]);
-		if (d == NULL)
-			continue;
-		terms[n].term = (uint32) q->indices[i];
-		terms[n].q = qv[i];
-		terms[n].max_w = d->entry.max_w;
-		terms[n].dense = (d->range.flags & SPM_RANGE_DENSE) != 0;
-		terms[n].nr = d->range.nr;
-		terms[n].id = n;
-		desc[n] = &d->range;
-		postings += d->entry.df;
-		n++;
-	}
-	if (!spm_range_usable(terms, n))
-		return false;
-
-	memset(&rr, 0, sizeof(rr));
-	rr.r.index = scan->indexRelation;
-	rr.r.seg = seg;
-	rr.r.bitpin.buf = InvalidBuffer;
-	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
-	rr.desc = desc;
-	rr.fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
-	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
-	rr.cap = 4096;
-	rr.buf = palloc(rr.cap);
-
-	memset(&s, 0, sizeof(s));
-	s.terms = terms;
-	s.nterms = n;
-	s.docid_lo = ref->docid_lo;
-	s.ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
-	rr.ndocs = s.ndocs;
-	s.nranges = seg->hdr.nranges;
-	s.after = so->after;
-	s.topk = topk;
-	s.range_data = range_data;
-	s.range_begin = range_begin;
-	s.next_doc = range_next_doc;
-	s.range_end = range_end;
-	s.is_alive = ref->ndead > 0 ? range_is_alive : NULL;
-	s.arg = &rr;
-	s.fallback_cost = so->range_fallback ? postings * SPM_RANGE_FALLBACK : 0;
-	s.elems_per_doc = (double) seg->hdr.npostings / Max(seg->hdr.ndocs, 1);
-	s.relname = RelationGetRelationName(scan->indexRelation);
-	s.counters = &so->counters;
-	s.scratch = range_scratch_get(s.nranges);
-	done = spm_range_topk(&s);
-	if (range_scratch.cap > SPM_RANGE_SCRATCH_KEEP)
-		range_scratch_free();
-
-	/*
-	 * Under auto, a segment where range pruning keeps giving up (a corpus
-	 * whose bounds do not prune) is left to MaxScore for 1, 3, 7 .. 63
-	 * rounds after 1, 2, 3 .. 6 give-ups in a row, then tried again; one
-	 * round that finishes starts the count afresh.
-	 */
-	if (so->range_fallback)
-	{
-		if (done)
-			seg->range_fails = 0;
-		else
-		{
-			seg->range_fails = Min(seg->range_fails + 1, SPM_RANGE_BACKOFF);
-			seg->range_skip = ((uint32) 1 << seg->range_fails) - 1;
-		}
-	}
-
-	range_unlock(&rr);
-	SpmUnpin(&rr.maxpin);
-	SpmUnpin(&rr.idxpin);
-	SpmUnpin(&rr.fwdpin);
-	SpmUnpin(&rr.r.bitpin);
-	return done;
-}
 
 /* ----------------------------------------------------------------
  * Rounds
@@ -717,23 +195,8 @@ run_round(IndexScanDesc scan)
 					 &so->after, &topk);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
-	{
-		SpmTraverse t;
-		SpmReader	r;
-
-		if (range_round(scan, segs[i], &meta.segments[i],
-						meta.pending_docid_lo, &topk))
-			continue;
-		setup_traverse(scan, segs[i], &meta.segments[i], meta.pending_docid_lo,
-					   &t, &r);
-		t.phase = SPM_PHASE_POSITIVE;
-		t.after = so->after;
-		t.topk = &topk;
-		spm_traverse_begin(&t);
-		spm_traverse_topk(&t);
-		spm_traverse_end(&t);
-		reader_release(&r);
-	}
+		spm_segscan_topk(scan->indexRelation, segs[i], &meta.segments[i],
+						 meta.pending_docid_lo, &so->sq, &so->after, &topk);
 
 	spm_topk_sort(&topk);
 	resolve_tids(scan, &meta, segs, topk.heap, topk.n);
@@ -791,6 +254,13 @@ pending_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 	}
 }
 
+/* the segments check sign and cursor themselves (spm_segscan_rows) */
+static void
+segment_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
+{
+	sort_put((SpmScanOpaque) arg, score, docid, tid);
+}
+
 /*
  * Every row of the phase's sign (after the cursor, for the positive
  * phase) into a tuplesort ordered like the results, then start streaming
@@ -833,50 +303,9 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 					 pending_sort_cb, &ps);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
-	{
-		SpmTraverse t;
-		SpmReader	r;
-		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
-		SpmTopK		dummy;
-		SpmHit		one;
-
-		setup_traverse(scan, segs[i], &meta.segments[i], meta.pending_docid_lo,
-					   &t, &r);
-		spm_topk_init(&dummy, 1, &one);
-		t.exhaustive = true;
-		t.phase = phase;
-		t.topk = &dummy;
-		spm_traverse_begin(&t);
-		for (uint64 a = 0; a < t.ndocs; a += SPM_WINDOW)
-		{
-			uint32		b = (uint32) Min(a + SPM_WINDOW, t.ndocs);
-			const double *acc;
-
-			if (t.nterms == 0)
-				break;
-			acc = spm_window_scores(&t, (uint32) a, b);
-			for (uint32 d = (uint32) a; d < b; d++)
-			{
-				double		s = acc[d - a];
-				uint64		docid = t.docid_lo + d;
-				ItemPointerData tid;
-
-				if (phase == SPM_PHASE_POSITIVE ? !(s > 0) : !(s < 0))
-					continue;
-				so->counters.candidates++;
-				if (!spm_is_after(&so->after, s, docid))
-					continue;
-				if (t.is_alive && !t.is_alive(t.arg, d))
-					continue;
-				SpmGetTid(scan->indexRelation, segs[i], d, &tid, &pin);
-				sort_put(so, s, docid, &tid);
-			}
-			CHECK_FOR_INTERRUPTS();
-		}
-		spm_traverse_end(&t);
-		reader_release(&r);
-		SpmUnpin(&pin);
-	}
+		spm_segscan_rows(scan->indexRelation, segs[i], &meta.segments[i],
+						 meta.pending_docid_lo, &so->sq, phase, &so->after,
+						 segment_sort_cb, so);
 
 	tuplesort_performsort(so->sort);
 	end_round(scan, old);
@@ -974,8 +403,7 @@ stream_batch(IndexScanDesc scan)
 	{
 		SpmSegmentRef *ref = &meta.segments[i];
 		SpmSegment *seg = segs[i];
-		SpmTraverse t;
-		SpmReader	r;
+		SpmSegScores *scores = NULL;
 		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
 		uint64		end = Min(ref->docid_hi, meta.pending_docid_lo);
 		uint32		local;
@@ -988,9 +416,8 @@ stream_batch(IndexScanDesc scan)
 		ndocs = (uint32) (end - ref->docid_lo);
 		if (so->state == SPM_SCAN_ZERO)
 		{
-			setup_traverse(scan, seg, ref, meta.pending_docid_lo, &t, &r);
-			t.exhaustive = true;
-			spm_traverse_begin(&t);
+			scores = spm_segscores_begin(scan->indexRelation, seg, ref,
+										 meta.pending_docid_lo, &so->sq);
 		}
 
 		while (local < ndocs)
@@ -998,8 +425,8 @@ stream_batch(IndexScanDesc scan)
 			uint32		b = Min(ndocs, local - local % SPM_WINDOW + SPM_WINDOW);
 			const double *acc = NULL;
 
-			if (so->state == SPM_SCAN_ZERO && t.nterms > 0)
-				acc = spm_window_scores(&t, local, b);
+			if (so->state == SPM_SCAN_ZERO)
+				acc = spm_segscores_window(scores, local, b);
 			for (uint32 d = local; d < b; d++)
 			{
 				uint32		bit = d % SPM_BITS_PER_PAGE;
@@ -1038,8 +465,7 @@ stream_batch(IndexScanDesc scan)
 		}
 		if (so->state == SPM_SCAN_ZERO)
 		{
-			spm_traverse_end(&t);
-			reader_release(&r);
+			spm_segscores_end(scores);
 		}
 		SpmUnpin(&pin);
 		if (local < ndocs)
@@ -1186,12 +612,12 @@ start_scan(IndexScanDesc scan)
 		for (int i = 0; i < q->nnz; i++)
 			negative |= qv[i] < 0;
 		so->query = q;
-		so->querynegative = negative;
+		so->sq.negative = negative;
 		so->state = SPM_SCAN_ROUNDS;
 	}
-	so->exhaustive = spm_algorithm == SPM_ALG_EXHAUSTIVE;
-	so->ranges = spm_algorithm == SPM_ALG_AUTO || spm_algorithm == SPM_ALG_RANGES;
-	so->range_fallback = spm_algorithm == SPM_ALG_AUTO;
+	so->sq.query = so->query;
+	so->sq.algorithm = spm_algorithm;
+	so->sq.counters = &so->counters;
 	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
 	if (!so->hint_taken)
 	{
@@ -1267,7 +693,7 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 					SpmMetaPageData meta;
 
 					SpmReadMeta(scan->indexRelation, &meta);
-					if (so->querynegative || (meta.flags & SPM_META_NEGATIVE))
+					if (so->sq.negative || (meta.flags & SPM_META_NEGATIVE))
 						sort_pass(scan, SPM_PHASE_NEGATIVE);
 					so->state = SPM_SCAN_NULLS;
 					break;

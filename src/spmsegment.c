@@ -26,6 +26,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmsegment.h"
 #include "spmblock.h"
 
 #define SPM_CACHE_MAX	256		/* segments cached per backend */
@@ -797,10 +798,9 @@ SpmReadSkips(Relation index, SpmSegment *seg, const SpmDictEntry *entry,
  * Pinning a page by the buffer it was last found in.
  *
  * ReadBuffer hashes the block's tag into the shared buffer mapping table
- * and takes the table partition's lock: 15% of a query's time at 1M
- * topical documents, where range pruning pins hundreds of stream pages
- * per query, and 12% at 1M flat ones, where MaxScore pins thousands of
- * posting blocks (src/README "Segment cache").  ReadRecentBuffer instead
+ * and takes the table partition's lock, a large part of a query's time
+ * where range pruning pins hundreds of stream pages per query or MaxScore
+ * thousands of posting blocks (src/README "Segment cache").  ReadRecentBuffer instead
  * pins a given buffer after checking, under the buffer header's lock,
  * that it still holds exactly that block: the same page, without the
  * lookup.  The buffer to try comes from a slot: per stream page of a
@@ -976,9 +976,9 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
  * reaches them.  A block of count postings takes about 5.2 bytes per
  * posting (packed or varbyte docid deltas, then raw float4 weights);
  * count * 6 + 16 covers all but blocks of far-apart docids, and avail
- * keeps the prefetch inside the page.  At 10M documents a query's posting
- * blocks come from DRAM, not the CPU caches: the backend's CPU time per
- * LIMIT 10 query fell by 8% (doc/decisions.md, "Prefetching a posting
+ * keeps the prefetch inside the page.  On large indexes a query's posting
+ * blocks come from DRAM, not the CPU caches, and the prefetch lowered the
+ * backend's CPU time per query (doc/decisions.md, "Prefetching a posting
  * block").  A prefetch never faults, so a damaged count costs nothing but
  * the hint.
  */

@@ -27,6 +27,7 @@
 #include "utils/memutils.h"
 
 #include "spm.h"
+#include "spmwrite.h"
 
 typedef struct SpmPosting
 {

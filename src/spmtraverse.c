@@ -43,159 +43,7 @@
 
 #include "sparsevec.h"
 #include "spmtraverse.h"
-
-/* ----------------------------------------------------------------
- * Top-k heap
- * ----------------------------------------------------------------
- */
-
-/* heap order: the root is the entry that comes last in result order */
-static inline bool
-heap_above(const SpmHit *a, const SpmHit *b)
-{
-	return spm_hit_before(b->score, b->docid, a->score, a->docid);
-}
-
-void
-spm_topk_init(SpmTopK *topk, int k, SpmHit *storage)
-{
-	Assert(k >= 1);
-	topk->k = k;
-	topk->n = 0;
-	topk->heap = storage;
-}
-
-static void
-sift_down(SpmHit *h, int n, int i)
-{
-	SpmHit		x = h[i];
-
-	for (;;)
-	{
-		int			c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && heap_above(&h[c + 1], &h[c]))
-			c++;
-		if (!heap_above(&h[c], &x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-/*
- * Offer (score, docid) to the heap.  Returns true if it was admitted.
- */
-bool
-spm_topk_push(SpmTopK *topk, double score, uint64 docid,
-			  const ItemPointerData *tid)
-{
-	SpmHit	   *h = topk->heap;
-	SpmHit		x;
-
-	x.score = score;
-	x.docid = docid;
-	if (tid)
-		x.tid = *tid;
-	else
-		ItemPointerSetInvalid(&x.tid);
-
-	if (topk->n < topk->k)
-	{
-		int			i = topk->n++;
-
-		while (i > 0)
-		{
-			int			p = (i - 1) / 2;
-
-			if (!heap_above(&x, &h[p]))
-				break;
-			h[i] = h[p];
-			i = p;
-		}
-		h[i] = x;
-		return true;
-	}
-	if (!spm_hit_before(score, docid, h[0].score, h[0].docid))
-		return false;
-	h[0] = x;
-	sift_down(h, topk->n, 0);
-	return true;
-}
-
-/*
- * Sort the heap's entries into result order (best first), in place.  The
- * heap is unusable afterwards except for reading heap[0 .. n-1].
- */
-void
-spm_topk_sort(SpmTopK *topk)
-{
-	SpmHit	   *h = topk->heap;
-
-	/* repeatedly move the worst entry behind the shrinking heap */
-	for (int n = topk->n; n > 1; n--)
-	{
-		SpmHit		worst = h[0];
-
-		h[0] = h[n - 1];
-		sift_down(h, n - 1, 0);
-		h[n - 1] = worst;
-	}
-}
-
-/* ----------------------------------------------------------------
- * Skip-entry summaries (spmtraverse.h)
- * ----------------------------------------------------------------
- */
-
-/* bytes spm_term_summarize needs for a term of nblocks blocks */
-Size
-spm_term_summary_size(int nblocks)
-{
-	Size		ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
-
-	return MAXALIGN(sizeof(SpmTermSummary)) +
-		ngroups * (2 * sizeof(float) + sizeof(uint32));
-}
-
-/*
- * Summarise a term's skip entries into mem (spm_term_summary_size bytes,
- * MAXALIGNed); returns it.  One pass over the entries.
- */
-SpmTermSummary *
-spm_term_summarize(void *mem, int nblocks, const float *max_w,
-				   const float *min_w, const uint8 *count)
-{
-	SpmTermSummary *sum = (SpmTermSummary *) mem;
-	char	   *p = (char *) mem + MAXALIGN(sizeof(SpmTermSummary));
-	float		absmax = 0.0f;
-
-	sum->ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
-	sum->gmax_w = (float *) p;
-	sum->gmin_w = sum->gmax_w + sum->ngroups;
-	sum->gcount = (uint32 *) (sum->gmin_w + sum->ngroups);
-
-	for (int b = 0; b < nblocks; b++)
-	{
-		int			g = b / SPM_SKIP_GROUP;
-
-		if (b % SPM_SKIP_GROUP == 0)
-		{
-			sum->gmax_w[g] = max_w[b];
-			sum->gmin_w[g] = min_w[b];
-			sum->gcount[g] = 0;
-		}
-		sum->gmax_w[g] = Max(sum->gmax_w[g], max_w[b]);
-		sum->gmin_w[g] = Min(sum->gmin_w[g], min_w[b]);
-		sum->gcount[g] += count[b];
-		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
-	}
-	sum->absmax = absmax;
-	return sum;
-}
+#include "spmtest.h"
 
 /* ----------------------------------------------------------------
  * Term cursors and the traversal's state (see spmtraverse.h: private
@@ -213,8 +61,8 @@ spm_term_summarize(void *mem, int nblocks, const float *max_w,
  * bytes on a 64-bit machine, three cache lines.  The traversal indexes its
  * array of cursors by term number everywhere (terms[order[k]]), and gcc
  * turns a multiply by 192 into a shift and an lea; at 176 bytes (the first
- * layout of this split) the longer multiply cost 0.07% more instructions
- * in bench_traverse (doc/decisions.md, "Traversal state is private").
+ * layout of this split) the longer multiply cost more instructions
+ * (doc/decisions.md, "Traversal state is private").
  */
 typedef struct SpmTermCursor
 {
@@ -499,7 +347,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
  * rounds monotonically in its factor), so the group's bound is exactly
  * the largest of its blocks'.  Otherwise the walk goes block by block,
  * rather than searching for the window's last block: a term has a few
- * blocks per window, and at 10M documents a galloping search for the
+ * blocks per window, and on large segments a galloping search for the
  * last one cost more than the walk it saved (doc/decisions.md, "Skip-entry
  * summaries").
  */
@@ -758,9 +606,9 @@ spm_traverse_begin(SpmTraverse *t)
 
 	/*
 	 * A window never reaches past ndocs, so only that much of the
-	 * accumulator is ever read; zeroing all 128 kB per segment took about
-	 * 3% of a 1,000-document query (doc/decisions.md, "Fixed per-query
-	 * cost").  The rest is there only so that the block decoder's
+	 * accumulator is ever read; zeroing all 128 kB per segment was a
+	 * visible part of a query on a small index (doc/decisions.md, "Fixed
+	 * per-query cost").  The rest is there only so that the block decoder's
 	 * SPM_WINDOW - 1 mask keeps even a damaged block's writes in bounds
 	 * (they are never read: it fails its skip-entry check).
 	 */
@@ -888,12 +736,22 @@ predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
 
 	/*
 	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
-	 * full window), and a pass over all of them cost 6% of a 100k-document
-	 * query under callgrind.
+	 * full window), and a pass over all of them was a visible part of a
+	 * query (doc/decisions.md, "MaxScore's candidate prediction samples
+	 * every 8th document").
 	 */
 	for (uint32 i = 0; i < n; i += SPM_PREDICT_STRIDE)
 		count += acc[i] >= thr;
 	s->cand_rate = (double) count / ((n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE);
+}
+
+/* tests: every window with non-essential terms takes MaxScore (spmtest.h) */
+static bool always_maxscore = false;
+
+void
+spm_test_always_maxscore(bool always)
+{
+	always_maxscore = always;
 }
 
 /*
@@ -923,7 +781,7 @@ use_maxscore(SpmTraverseState *s, int nne, int npresent, uint32 ndocs,
 
 	if (nne == 0)
 		return false;
-	if (s->t.always_maxscore)
+	if (always_maxscore)
 		return true;
 	for (int k = 0; k < npresent; k++)
 	{
@@ -1190,9 +1048,9 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 	 * Only documents an essential term holds can be candidates: the
 	 * non-essential bounds alone stay below theta by construction.  So walk
 	 * the touched bits (ascending, as the probes need) instead of every
-	 * docid of the window; at 1M documents on the idf corpus the full walk
-	 * was 57% of MaxScore's instructions (doc/decisions.md, "MaxScore
-	 * windows visit only touched documents").
+	 * docid of the window, which was most of MaxScore's instructions on
+	 * a corpus where it prunes (doc/decisions.md, "MaxScore windows visit
+	 * only touched documents").
 	 */
 	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
 	{

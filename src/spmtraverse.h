@@ -2,7 +2,7 @@
  *
  * spmtraverse.h
  *	  Exact top-k traversal of one segment: windowed block-max MaxScore,
- *	  the exhaustive term-at-a-time kernel, and the top-k heap.
+ *	  and the exhaustive term-at-a-time kernel.
  *
  * Nothing here touches the buffer manager: posting blocks arrive through
  * the read_block callback and alive bits through is_alive, so the code
@@ -20,90 +20,8 @@
 #ifndef SPMTRAVERSE_H
 #define SPMTRAVERSE_H
 
-#include "storage/itemptr.h"
-
 #include "spmblock.h"
-
-/* docids per window of the term-at-a-time kernel (a power of two) */
-#define SPM_WINDOW			16384
-
-/* ----------------------------------------------------------------
- * Top-k heap ordered by (score desc, docid asc)
- * ----------------------------------------------------------------
- */
-typedef struct SpmHit
-{
-	double		score;
-	uint64		docid;			/* global docid */
-	ItemPointerData tid;		/* heap TID once known */
-} SpmHit;
-
-typedef struct SpmTopK
-{
-	int			k;				/* capacity */
-	int			n;				/* entries in heap[] */
-	SpmHit	   *heap;			/* heap[0] is the worst entry */
-} SpmTopK;
-
-/* is (s1, d1) strictly before (s2, d2) in result order? */
-static inline bool
-spm_hit_before(double s1, uint64 d1, double s2, uint64 d2)
-{
-	return s1 > s2 || (s1 == s2 && d1 < d2);
-}
-
-extern void spm_topk_init(SpmTopK *topk, int k, SpmHit *storage);
-extern bool spm_topk_push(SpmTopK *topk, double score, uint64 docid,
-						  const ItemPointerData *tid);
-extern void spm_topk_sort(SpmTopK *topk);
-
-static inline bool
-spm_topk_full(const SpmTopK *topk)
-{
-	return topk->n >= topk->k;
-}
-
-/* would (score, docid) enter the heap? */
-static inline bool
-spm_topk_admits(const SpmTopK *topk, double score, uint64 docid)
-{
-	return !spm_topk_full(topk) ||
-		spm_hit_before(score, docid, topk->heap[0].score, topk->heap[0].docid);
-}
-
-/*
- * The resume point of a scan: results strictly after (score, docid) in
- * result order are wanted.
- */
-typedef struct SpmAfter
-{
-	bool		active;
-	double		score;
-	uint64		docid;
-} SpmAfter;
-
-static inline bool
-spm_is_after(const SpmAfter *after, double score, uint64 docid)
-{
-	return !after->active || spm_hit_before(after->score, after->docid,
-											score, docid);
-}
-
-/* ----------------------------------------------------------------
- * Per-scan counters (reported by sparse_maxscore_last_scan())
- * ----------------------------------------------------------------
- */
-typedef struct SpmCounters
-{
-	int64		rounds;			/* top-k rounds run */
-	int64		postings_decoded;
-	int64		blocks_decoded;
-	int64		blocks_skipped; /* blocks of query terms never decoded */
-	int64		windows;		/* docid windows visited */
-	int64		windows_skipped;	/* windows pruned by their bound */
-	int64		candidates;		/* documents scored in full */
-	int64		rows_returned;
-} SpmCounters;
+#include "spmtopk.h"
 
 /* ----------------------------------------------------------------
  * One segment's traversal
@@ -124,35 +42,10 @@ typedef struct SpmCounters
  * Each private cursor starts with a copy of its SpmQueryTerm, so the hot
  * loops read q, nblocks, last and count at a fixed offset from the cursor
  * (no extra pointer to follow per block or posting), and the callbacks get
- * that copy.  Measured with test/unit/bench_traverse under callgrind: the
- * same instructions as the public cursor this replaced (doc/decisions.md,
- * "Traversal state is private").
+ * that copy: under callgrind, the same instructions as the public cursor
+ * this replaced (doc/decisions.md, "Traversal state is private").
  * ----------------------------------------------------------------
  */
-
-/*
- * A summary of a term's skip entries, for moving over them in fewer steps
- * than one per block: the extremes and the postings of every group of
- * SPM_SKIP_GROUP blocks, and the largest |w| of the term.  One allocation
- * of spm_term_summary_size(nblocks) bytes, filled by spm_term_summarize
- * from the skip entries it summarises.
- */
-#define SPM_SKIP_GROUP		16
-
-typedef struct SpmTermSummary
-{
-	float		absmax;			/* max |w| over the term's postings */
-	int			ngroups;		/* ceil(nblocks / SPM_SKIP_GROUP) */
-	float	   *gmax_w;			/* [ngroups] largest max_w of the group */
-	float	   *gmin_w;			/* [ngroups] smallest min_w of the group */
-	uint32	   *gcount;			/* [ngroups] postings of the group */
-} SpmTermSummary;
-
-extern Size spm_term_summary_size(int nblocks);
-extern SpmTermSummary *spm_term_summarize(void *mem, int nblocks,
-										  const float *max_w,
-										  const float *min_w,
-										  const uint8 *count);
 
 /* one query term in one segment, as the caller describes it */
 typedef struct SpmQueryTerm
@@ -183,19 +76,12 @@ typedef struct SpmQueryTerm
 	const SpmTermSummary *sum;
 } SpmQueryTerm;
 
-typedef enum SpmPhase
-{
-	SPM_PHASE_POSITIVE,			/* admit score > 0 */
-	SPM_PHASE_NEGATIVE			/* admit score < 0 */
-} SpmPhase;
-
 /*
  * Decode block b of term into docids/weights.  Raises an error on
  * corruption.
  */
 typedef void (*SpmReadBlock) (void *arg, const SpmQueryTerm *term, int b,
 							  uint32 *docids, float *weights);
-typedef bool (*SpmIsAlive) (void *arg, uint32 local);
 
 /*
  * Add q * w of every posting of block b of term to acc[docid - base]; the
@@ -211,13 +97,14 @@ typedef void (*SpmAccumulateBlock) (void *arg, const SpmQueryTerm *term,
 typedef struct SpmTraverseState SpmTraverseState;
 
 /*
- * Work memory a caller may keep from one traversal to the next (spmscan.c
- * keeps one per backend): the state, the window's accumulator (128 kB),
- * the cursors with their decoded blocks, the bitmaps and the MaxScore
- * window's postings.  Allocated per traversal and freed at its end, they
- * made glibc grow and trim its heap on every query, and the page faults
- * took 17% of a query on the flat 100k corpus (doc/decisions.md "Traversal
- * memory kept per backend").  The traversal grows the arrays in cxt and
+ * Work memory a caller may keep from one traversal to the next (the
+ * segment scan, spmsegscan.c, keeps one per backend): the state, the
+ * window's accumulator (128 kB), the cursors with their decoded blocks,
+ * the bitmaps and the MaxScore window's postings.  Allocated per traversal
+ * and freed at its end, they made glibc grow and trim its heap on every
+ * query, and the page faults were a large part of a query
+ * (doc/decisions.md "Traversal memory kept per backend").  The owner sets
+ * cxt and zeroes the rest; the traversal grows the arrays in cxt and
  * initializes what it reads, so their contents between traversals,
  * including after an error, do not matter; after a traversal it frees any
  * part larger than SPM_TRAVERSE_SCRATCH_KEEP.  One traversal at a time.
@@ -247,7 +134,6 @@ typedef struct SpmTraverse
 	uint64		docid_lo;		/* global docid of local docid 0 */
 	uint32		ndocs;			/* visit local docids [0, ndocs) */
 	bool		exhaustive;		/* no pruning (the test oracle) */
-	bool		always_maxscore;	/* tests: skip the cost rule */
 	SpmPhase	phase;
 	SpmAfter	after;
 	SpmTopK    *topk;

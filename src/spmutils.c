@@ -2,11 +2,14 @@
  *
  * spmutils.c
  *	  Page initialisation and validation, the metapage, the structure lock
- *	  and the drain.  Page allocation and recycling are in spmpage.c.
+ *	  and the drain, and the check of an indexed value (for the build and
+ *	  aminsert).  Page allocation and recycling are in spmpage.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/xlog.h"
 #include "access/transam.h"
@@ -221,4 +224,42 @@ SpmFindSegment(const SpmMetaPageData *meta, uint64 docid)
 			return mid;
 	}
 	return -1;
+}
+
+/*
+ * Check an indexed value: canonical (what the type guarantees, checked
+ * again because the index depends on it) and of the index's dimension.
+ */
+void
+SpmCheckVector(Relation index, SparseVector *v, int32 *dims)
+{
+	float	   *values = SPV_VALUES(v);
+
+	if (v->dim < 1 || v->dim > SPV_MAX_DIM || v->nnz < 0 || v->nnz > v->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid sparsevec value in index \"%s\"",
+						RelationGetRelationName(index))));
+	for (int i = 0; i < v->nnz; i++)
+	{
+		if (v->indices[i] < 0 || v->indices[i] >= v->dim ||
+			(i > 0 && v->indices[i] <= v->indices[i - 1]) ||
+			values[i] == 0.0f || isnan(values[i]) || isinf(values[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid sparsevec value in index \"%s\"",
+							RelationGetRelationName(index)),
+					 errdetail("Element %d is not canonical.", i + 1)));
+	}
+	if (*dims == 0)
+		*dims = v->dim;
+	else if (v->dim != *dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("different sparsevec dimensions %d and %d",
+						*dims, v->dim),
+				 errdetail("Every vector in sparse_maxscore index \"%s\" must have %d dimensions.",
+						   RelationGetRelationName(index), *dims),
+				 errhint("Declare the column with a fixed dimension, for example sparsevec(%d).",
+						 *dims)));
 }

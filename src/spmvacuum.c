@@ -27,6 +27,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmsegment.h"
 
 /* a segment with more dead documents than this fraction is rewritten */
 #define SPM_DEAD_FRACTION	0.2

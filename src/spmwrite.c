@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmwrite.h"
 #include "spmblock.h"
 
 typedef struct SpmStream

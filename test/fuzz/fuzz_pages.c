@@ -23,6 +23,7 @@
 
 #include "spm.h"
 #include "spmblock.h"
+#include "spmsegment.h"
 
 #define MAX_PAGES	64
 #define MAX_TERMS	200			/* terms walked per segment */

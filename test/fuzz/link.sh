@@ -6,6 +6,8 @@
 set -e
 out=$1
 shift
+# a binary left from an earlier build must not hide a failed compile
+rm -f "$out"
 missing=$("$@" -o "$out" 2>&1 | sed -n "s/.*undefined reference to \`\([A-Za-z_][A-Za-z0-9_]*\)'.*/\1/p" | sort -u) || true
 [ -x "$out" ] && [ -z "$missing" ] && exit 0
 {

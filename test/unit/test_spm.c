@@ -32,6 +32,7 @@
 #include "spmblock.h"
 #include "spmrange.h"
 #include "spmreorder.h"
+#include "spmtest.h"
 #include "spmtraverse.h"
 #include "unitrange.h"
 #include "unitseg.h"
@@ -881,8 +882,6 @@ kept_traverse_scratch(void)
  * One round: top-k after `after` over the segments, with or without
  * pruning.  Returns the number of hits, sorted, in hits[].
  */
-static bool always_maxscore = false;
-
 static int
 run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		  bool exhaustive, const SpmAfter *after, int k, SpmHit *hits,
@@ -902,7 +901,6 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		t.docid_lo = segs[i]->docid_lo;
 		t.ndocs = segs[i]->ndocs;
 		t.exhaustive = exhaustive;
-		t.always_maxscore = always_maxscore;
 		t.phase = phase;
 		t.after = *after;
 		t.topk = &topk;
@@ -1057,10 +1055,10 @@ test_traversal(void)
 				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, true, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
 				/* the MaxScore path in every window it applies to */
-				always_maxscore = true;
+				spm_test_always_maxscore(true);
 				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
-				always_maxscore = false;
+				spm_test_always_maxscore(false);
 				check_stream(one, 1, &q, SPM_PHASE_NEGATIVE, false, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_NEGATIVE, true, k0, what);
 				check_window_scores(&seg, &q);
@@ -1216,9 +1214,9 @@ test_group_bounds(void)
 					 sign, where[wi]);
 			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 1, what);
 			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 10, what);
-			always_maxscore = true;
+			spm_test_always_maxscore(true);
 			check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, 1, what);
-			always_maxscore = false;
+			spm_test_always_maxscore(false);
 			free_segment(&seg);
 		}
 	}
@@ -1523,42 +1521,44 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 	s.counters = c;
 
 	/*
-	 * Every other check runs on work arrays kept from the last one, larger
-	 * than needed and filled with garbage first, as a backend's are after
-	 * any earlier query (or an error halfway through one).
+	 * Every other check runs on work arrays kept from the last one (the
+	 * kernel grows them: SpmRangeScratch), filled with garbage first, as
+	 * a backend's are after any earlier query (or an error halfway through
+	 * one); now and then they are dropped, so that the kernel allocates
+	 * them again, or they start too large.
 	 */
 	if (++range_checks % 2 == 0)
 	{
 		static SpmRangeScratch kept;
-		uint32		want = s.nranges + (uint32) (range_checks % 7);
 
-		if (kept.cap < want)
+		if (range_checks % 14 == 0)
 		{
 			free(kept.ub);
 			free(kept.bucket);
 			free(kept.order);
-			kept.ub = malloc((Size) want * sizeof(float));
-			kept.bucket = malloc((Size) want * sizeof(uint16));
-			kept.order = malloc((Size) want * sizeof(uint32));
-			kept.cap = want;
+			kept.ub = NULL;
+			kept.bucket = NULL;
+			kept.order = NULL;
+			kept.cap = 0;
 		}
-		if (kept.filter == NULL)
+		if (kept.cap > 0)
 		{
-			kept.filter = malloc(SPM_RANGE_FILTER_BITS / 8);
-			kept.qidx = malloc(SPM_RANGE_FILTER_BITS);
+			memset(kept.ub, 0xA5, (Size) kept.cap * sizeof(float));
+			memset(kept.bucket, 0xA5, (Size) kept.cap * sizeof(uint16));
+			memset(kept.order, 0xA5, (Size) kept.cap * sizeof(uint32));
 		}
-		memset(kept.ub, 0xA5, (Size) kept.cap * sizeof(float));
-		memset(kept.bucket, 0xA5, (Size) kept.cap * sizeof(uint16));
-		memset(kept.order, 0xA5, (Size) kept.cap * sizeof(uint32));
-		memset(kept.filter, 0xFF, SPM_RANGE_FILTER_BITS / 8);
-		memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
+		if (kept.filter)
+		{
+			memset(kept.filter, 0xFF, SPM_RANGE_FILTER_BITS / 8);
+			memset(kept.qidx, 0x07, SPM_RANGE_FILTER_BITS);
+		}
 		s.scratch = &kept;
 	}
 	/* the visit order filled in one band, or in many (bands of 1 or 7+) */
-	spm_range_band_min = range_checks % 3 == 0 ? 1 :
-		range_checks % 3 == 1 ? 7 : 4096;
+	spm_test_range_band_min(range_checks % 3 == 0 ? 1 :
+							range_checks % 3 == 1 ? 7 : 4096);
 	done = spm_range_topk(&s);
-	spm_range_band_min = 4096;
+	spm_test_range_band_min(4096);
 	unit_range_scan_done(seg);
 
 	CHECK(seg->nerrors == 0, "%s: callback protocol: %s (%d breaches)", what,
@@ -2128,7 +2128,7 @@ test_range_add_dense(void)
 
 	for (int avx2 = 0; avx2 <= 1; avx2++)
 	{
-		spm_range_use_avx2 = avx2 == 1;
+		spm_test_range_avx2(avx2 == 1);
 		for (int trial = 0; trial < 2000; trial++)
 		{
 			uint32		off = rnd_below(8);
@@ -2150,7 +2150,7 @@ test_range_add_dense(void)
 				  avx2, n, off);
 		}
 	}
-	spm_range_use_avx2 = true;
+	spm_test_range_avx2(true);
 }
 
 static void

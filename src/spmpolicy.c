@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmpolicy.c
+ *	  The choice of algorithm per segment and query (see spmpolicy.h).
+ *
+ * No buffer manager, no kernel: a function of SpmPolicy alone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "spmpolicy.h"
+
+/*
+ * Under auto, range pruning gives up on a segment (and MaxScore takes it)
+ * when the documents it would still score hold more forward-copy elements
+ * than this many times the postings of the query terms (see "Range
+ * pruning in the index" in doc/decisions.md for the measurements behind
+ * it).
+ */
+#define SPM_RANGE_FALLBACK	1.0
+
+/* at most 2^SPM_RANGE_BACKOFF - 1 rounds skipped after give-ups in a row */
+#define SPM_RANGE_BACKOFF	6
+
+/*
+ * Choose what scores the segment; sets p->run and p->fallback_cost and
+ * returns p->run.  A segment that range pruning keeps giving up on (a
+ * corpus whose bounds do not prune) is left to MaxScore for 1, 3, 7 .. 63
+ * rounds after 1, 2, 3 .. 6 give-ups in a row, then tried again; such a
+ * round counts down p->backoff.
+ */
+SpmRun
+spm_policy_choose(SpmPolicy *p)
+{
+	bool		auto_ = p->algorithm == SPM_ALG_AUTO;
+
+	p->fallback_cost = 0;
+	if (p->algorithm == SPM_ALG_EXHAUSTIVE || p->all_rows)
+		p->run = SPM_RUN_EXHAUSTIVE;
+	else if (!(auto_ || p->algorithm == SPM_ALG_RANGES) || !p->ranges_data)
+		p->run = SPM_RUN_MAXSCORE;
+	else if (auto_ && p->backoff->skip > 0)
+	{
+		p->backoff->skip--;
+		p->run = SPM_RUN_MAXSCORE;
+	}
+	else if (!p->ranges_usable)
+		p->run = SPM_RUN_MAXSCORE;
+	else
+	{
+		p->run = SPM_RUN_RANGES;
+		if (auto_)
+			p->fallback_cost = p->postings * SPM_RANGE_FALLBACK;
+	}
+	return p->run;
+}
+
+/*
+ * After a RANGES run: finished is false if the kernel gave up (MaxScore
+ * then scores the segment).  One round that finishes starts the count of
+ * give-ups afresh.
+ */
+void
+spm_policy_ranges_done(SpmPolicy *p, bool finished)
+{
+	SpmBackoff *b = p->backoff;
+
+	if (p->algorithm != SPM_ALG_AUTO)
+		return;
+	if (finished)
+		b->fails = 0;
+	else
+	{
+		b->fails = Min(b->fails + 1, SPM_RANGE_BACKOFF);
+		b->skip = ((uint32) 1 << b->fails) - 1;
+	}
+}

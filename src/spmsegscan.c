@@ -1,0 +1,665 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmsegscan.c
+ *	  Scoring one segment for a scan (see spmsegscan.h): the policy's
+ *	  choice, the kernels' callbacks over the segment reader, and the
+ *	  kernels' work memory kept per backend.
+ *
+ * The callbacks hand the kernels posting blocks, alive bits, range maxima
+ * and forward-copy documents read through spmsegment.c; the kernels never
+ * see a buffer.  Everything here runs inside one amgettuple call, under
+ * the round's SPM_SCAN_LOCK (src/README "Rounds").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "spmpolicy.h"
+#include "spmrange.h"
+#include "spmsegscan.h"
+#include "spmtraverse.h"
+
+/* ----------------------------------------------------------------
+ * Reading posting blocks and alive bits for spmtraverse.c
+ * ----------------------------------------------------------------
+ */
+/*
+ * Pages stay pinned (not locked) between blocks, so that the next block of
+ * a term, usually on the same page, needs no buffer lookup.  Each query
+ * term has a pin of its own (SpmQueryTerm.id picks it): MaxScore probes
+ * hop between the non-essential terms from one candidate to the next, and
+ * even term-at-a-time visits every term once per window.  Eight pins
+ * shared round-robin by all terms made a query read about three times as
+ * many index buffers (doc/decisions.md, "A pin per query term").  Beyond
+ * SPM_READER_MAX_PINS terms share pins by id modulo the count.  The count is also held to a backend's proportional
+ * share of the buffer pool, NBuffers / MaxBackends (the share the buffer
+ * manager itself computes as MaxProportionalPins from PostgreSQL 16 on),
+ * so that every backend can run a scan at once, but never below the 8
+ * this reader always had.
+ */
+#define SPM_READER_MAX_PINS	64
+
+typedef struct SpmReader
+{
+	Relation	index;
+	SpmSegment *seg;
+	SpmPin	   *pins;			/* [npins] */
+	int			npins;
+	uint8	  **alive;			/* copied alive pages, NULL until needed */
+	SpmPin		bitpin;
+} SpmReader;
+
+/* the pin for the blocks of term */
+static inline SpmPin *
+reader_pin(SpmReader *r, const SpmQueryTerm *term)
+{
+	return &r->pins[(uint32) term->id % (uint32) r->npins];
+}
+
+static void
+read_block(void *arg, const SpmQueryTerm *term, int b,
+		   uint32 *docids, float *weights)
+{
+	SpmReader  *r = arg;
+
+	SpmReadPostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
+						term->count[b], term->last[b], docids, weights,
+						reader_pin(r, term));
+}
+
+static void
+accumulate_block(void *arg, const SpmQueryTerm *term, int b,
+				 double q, double *acc, uint32 base)
+{
+	SpmReader  *r = arg;
+
+	SpmAccumulatePostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
+							  term->count[b], term->last[b], q, acc, base,
+							  reader_pin(r, term));
+}
+
+static bool
+is_alive(void *arg, uint32 local)
+{
+	SpmReader  *r = arg;
+	uint32		pageno = local / SPM_BITS_PER_PAGE;
+	uint32		bit = local % SPM_BITS_PER_PAGE;
+
+	if (r->alive[pageno] == NULL)
+	{
+		r->alive[pageno] = palloc(SPM_BITMAP_BYTES);
+		SpmReadBitsetPage(r->index, r->seg, false, pageno, r->alive[pageno],
+						  &r->bitpin);
+	}
+	return (r->alive[pageno][bit / 8] >> (bit % 8)) & 1;
+}
+
+static void
+reader_release(SpmReader *r)
+{
+	for (int i = 0; i < r->npins; i++)
+		SpmUnpin(&r->pins[i]);
+	SpmUnpin(&r->bitpin);
+}
+
+/* ----------------------------------------------------------------
+ * The kernels' work memory, kept per backend
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The context of the work memory that scans keep per backend: the
+ * traversal's (SpmTraverseScratch) and range pruning's (SpmRangeScratch).
+ * Every traversal and range round runs inside one amgettuple call, so no
+ * two use the same memory at once.  Each kernel grows its own scratch in
+ * this context and frees what is larger than it keeps.
+ */
+static MemoryContext
+scan_work_context(void)
+{
+	static MemoryContext cxt = NULL;
+
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext,
+									"sparse_maxscore scan work memory",
+									ALLOCSET_DEFAULT_SIZES);
+	return cxt;
+}
+
+static SpmTraverseScratch traverse_scratch;
+static SpmRangeScratch range_scratch;
+
+static SpmTraverseScratch *
+traverse_scratch_get(void)
+{
+	if (traverse_scratch.cxt == NULL)
+		traverse_scratch.cxt = scan_work_context();
+	return &traverse_scratch;
+}
+
+static SpmRangeScratch *
+range_scratch_get(void)
+{
+	if (range_scratch.cxt == NULL)
+		range_scratch.cxt = scan_work_context();
+	return &range_scratch;
+}
+
+/* ----------------------------------------------------------------
+ * The query terms a segment has
+ * ----------------------------------------------------------------
+ */
+typedef struct SegTerms
+{
+	int			n;				/* query terms the segment has */
+	const SpmTermData **data;	/* [n] their cached skip entries */
+	int		   *qi;				/* [n] their index in the query */
+	double		postings;		/* sum of their df */
+} SegTerms;
+
+/* look the query's terms up in the segment (in the current context) */
+static void
+seg_terms(Relation index, SpmSegment *seg, const SparseVector *q,
+		  SegTerms *st)
+{
+	st->n = 0;
+	st->postings = 0;
+	st->data = palloc(Max(q->nnz, 1) * sizeof(SpmTermData *));
+	st->qi = palloc(Max(q->nnz, 1) * sizeof(int));
+	for (int i = 0; i < q->nnz; i++)
+	{
+		const SpmTermData *d = SpmGetTerm(index, seg, (uint32) q->indices[i]);
+
+		if (d == NULL)
+			continue;
+		st->data[st->n] = d;
+		st->qi[st->n] = i;
+		st->postings += d->entry.df;
+		st->n++;
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Setting up the traversal of one segment
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The traversal of the segment's query terms (in the current context),
+ * ready for spm_traverse_begin.  The reader must outlive the traversal.
+ */
+static void
+setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+			   uint64 docid_limit, const SpmSegQuery *sq, const SegTerms *st,
+			   SpmTraverse *t, SpmReader *r)
+{
+	const float *qv = SPV_VALUES(sq->query);
+	SpmQueryTerm *terms = palloc(Max(st->n, 1) * sizeof(SpmQueryTerm));
+	int			n = st->n;
+
+	for (int i = 0; i < n; i++)
+	{
+		const SpmTermData *d = st->data[i];
+		SpmQueryTerm *term = &terms[i];
+
+		term->q = qv[st->qi[i]];
+		term->nblocks = d->nblocks;
+		term->id = i;
+		term->last = d->last;
+		term->max_w = d->max_w;
+		term->min_w = d->min_w;
+		term->blkno = d->blkno;
+		term->off = d->off;
+		term->count = d->count;
+		term->sum = d->sum;
+	}
+
+	memset(r, 0, sizeof(SpmReader));
+	r->index = index;
+	r->seg = seg;
+	r->npins = Max(1, Min(n, Min(SPM_READER_MAX_PINS,
+								 Max(8, NBuffers / Max(MaxBackends, 1)))));
+	r->pins = palloc(r->npins * sizeof(SpmPin));
+	for (int i = 0; i < r->npins; i++)
+		r->pins[i].buf = InvalidBuffer;
+	r->bitpin.buf = InvalidBuffer;
+	r->alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
+
+	memset(t, 0, sizeof(SpmTraverse));
+	t->terms = terms;
+	t->nterms = n;
+	t->docid_lo = ref->docid_lo;
+	t->ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
+	t->read_block = read_block;
+	t->accumulate_block = accumulate_block;
+	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
+	t->arg = r;
+	t->counters = sq->counters;
+	t->scratch = traverse_scratch_get();
+}
+
+/* ----------------------------------------------------------------
+ * Range pruning (spmrange.c): reading range maxima and the forward copy
+ * ----------------------------------------------------------------
+ */
+typedef struct RangeReader
+{
+	SpmReader	r;				/* for the alive bits */
+	const SpmRangeDesc **desc;	/* per SpmRangeTerm.id */
+	SpmPin		maxpin;			/* a RANGEMAX page */
+	SpmPin		idxpin;			/* a RANGEIDX page */
+	SpmPin		fwdpin;			/* a FORWARD page */
+	SpmPin	   *locked;			/* the pin whose page is share-locked */
+
+	/* the current range of the forward copy */
+	uint64		pos;			/* stream offset of the next document */
+	uint64		end;			/* of the range */
+	const char *page;			/* stream bytes [page_lo, page_hi) */
+	uint64		page_lo;
+	uint64		page_hi;
+	char	   *buf;			/* a document that straddles pages */
+	Size		cap;
+	uint32		ndocs;			/* the kernel reads local docids below */
+	bool		fwd16;			/* 16-bit terms (SPM_SEG_FWD16) */
+} RangeReader;
+
+/*
+ * The callbacks hand the kernel pointers into share-locked pages (one at a
+ * time), valid until the next call; this releases the lock.
+ */
+static void
+range_unlock(RangeReader *rr)
+{
+	if (rr->locked)
+	{
+		LockBuffer(rr->locked->buf, BUFFER_LOCK_UNLOCK);
+		rr->locked = NULL;
+	}
+	rr->page = NULL;
+	rr->page_lo = rr->page_hi = 0;
+}
+
+static void range_doc_corrupt(RangeReader *rr) pg_attribute_noreturn();
+
+static void
+range_doc_corrupt(RangeReader *rr)
+{
+	range_unlock(rr);
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("sparse_maxscore index \"%s\" is corrupted: invalid document in the forward copy of segment %u",
+					RelationGetRelationName(rr->r.index), rr->r.seg->segment_id),
+			 errhint("REINDEX the index.")));
+}
+
+/* the rest of the page from the term's byte pos (the kernel clamps it) */
+static uint32
+range_data(void *arg, const SpmRangeTerm *term, uint64 pos, const uint8 **data)
+{
+	RangeReader *rr = arg;
+	uint32		avail;
+
+	range_unlock(rr);
+	*data = (const uint8 *) SpmLockStream(rr->r.index, rr->r.seg,
+										  SPM_STREAM_RANGEMAX,
+										  rr->desc[term->id]->off + pos,
+										  &avail, &rr->maxpin);
+	rr->locked = &rr->maxpin;
+	return avail;
+}
+
+static void
+range_begin(void *arg, uint32 r)
+{
+	RangeReader *rr = arg;
+
+	range_unlock(rr);
+	rr->pos = SpmRangeOffset(rr->r.index, rr->r.seg, r, &rr->idxpin);
+	rr->end = SpmRangeOffset(rr->r.index, rr->r.seg, r + 1, &rr->idxpin);
+	if (rr->end < rr->pos)
+		range_doc_corrupt(rr);
+}
+
+/*
+ * The next document, read in place where it lies on one page, else
+ * copied; its elements inside the range, the last inside dims (the
+ * kernel checks that they ascend).
+ */
+static void
+range_next_doc(void *arg, SpmRangeDoc *doc)
+{
+	RangeReader *rr = arg;
+	uint32		nnz;
+	uint64		need;
+	const char *e;
+	uint32		last;
+
+	if (rr->end - rr->pos < sizeof(uint32))
+		range_doc_corrupt(rr);
+	if (rr->pos < rr->page_lo || rr->pos >= rr->page_hi)
+	{
+		uint32		avail;
+
+		range_unlock(rr);
+		rr->page = SpmLockStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD,
+								 rr->pos, &avail, &rr->fwdpin);
+		rr->locked = &rr->fwdpin;
+		rr->page_lo = rr->pos;
+		rr->page_hi = rr->pos + avail;
+	}
+	/* offsets are multiples of 4 and so is a page's content: no straddle */
+	memcpy(&nnz, rr->page + (rr->pos - rr->page_lo), sizeof(uint32));
+	rr->pos += sizeof(uint32);
+	need = spm_fwd_elems_bytes(rr->fwd16, nnz);
+	if (need > rr->end - rr->pos)
+		range_doc_corrupt(rr);
+	if (rr->pos + need <= rr->page_hi)
+		e = rr->page + (rr->pos - rr->page_lo);
+	else
+	{
+		range_unlock(rr);
+		if (need > rr->cap)
+		{
+			rr->cap = Max((Size) need, 2 * rr->cap);
+			rr->buf = repalloc(rr->buf, rr->cap);
+		}
+		SpmReadStream(rr->r.index, rr->r.seg, SPM_STREAM_FWD, rr->pos, need,
+					  rr->buf, &rr->fwdpin);
+		e = rr->buf;
+	}
+	rr->pos += need;
+	doc->nnz = (int32) nnz;
+	if (rr->fwd16)
+	{
+		/* offsets are multiples of 4, and so is the weights' start */
+		doc->elems = NULL;
+		doc->terms16 = (const uint16 *) e;
+		doc->w16 = (const float *) (e + TYPEALIGN(4, 2 * (Size) nnz));
+		last = nnz > 0 ? doc->terms16[nnz - 1] : 0;
+	}
+	else
+	{
+		doc->elems = (const SpmFwdElem *) e;
+		doc->terms16 = NULL;
+		doc->w16 = NULL;
+		last = nnz > 0 ? doc->elems[nnz - 1].term : 0;
+	}
+	if (nnz > 0 && last >= (uint32) rr->r.seg->hdr.dims)
+		range_doc_corrupt(rr);
+}
+
+/* a range read whole ends where the next begins */
+static void
+range_end(void *arg, uint32 r)
+{
+	RangeReader *rr = arg;
+	uint64		last = Min((uint64) (r + 1) * SPM_RANGE_DOCS,
+						   (uint64) rr->r.seg->hdr.ndocs);
+
+	if (last <= rr->ndocs && rr->pos != rr->end)
+		range_doc_corrupt(rr);
+}
+
+static bool
+range_is_alive(void *arg, uint32 local)
+{
+	RangeReader *rr = arg;
+
+	return is_alive(&rr->r, local);
+}
+
+
+/*
+ * The range kernel's terms for the segment's query terms, or NULL if the
+ * kernel cannot take them (spm_range_usable).
+ */
+static SpmRangeTerm *
+range_terms(const SpmSegQuery *sq, const SegTerms *st)
+{
+	const float *qv = SPV_VALUES(sq->query);
+	SpmRangeTerm *terms = palloc(Max(st->n, 1) * sizeof(SpmRangeTerm));
+
+	for (int i = 0; i < st->n; i++)
+	{
+		const SpmTermData *d = st->data[i];
+
+		terms[i].term = (uint32) sq->query->indices[st->qi[i]];
+		terms[i].q = qv[st->qi[i]];
+		terms[i].max_w = d->entry.max_w;
+		terms[i].dense = (d->range.flags & SPM_RANGE_DENSE) != 0;
+		terms[i].nr = d->range.nr;
+		terms[i].id = i;
+	}
+	if (!spm_range_usable(terms, st->n))
+		return NULL;
+	return terms;
+}
+
+/*
+ * The top-k of a segment by range pruning; returns false, the heap
+ * untouched, if the kernel gave up (only with fallback_cost > 0).
+ */
+static bool
+run_ranges(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+		   uint64 docid_limit, const SpmSegQuery *sq, const SegTerms *st,
+		   SpmRangeTerm *terms, double fallback_cost, const SpmAfter *after,
+		   SpmTopK *topk)
+{
+	const SpmRangeDesc **desc = palloc(Max(st->n, 1) * sizeof(SpmRangeDesc *));
+	RangeReader rr;
+	SpmRangeScan s;
+	bool		done;
+
+	for (int i = 0; i < st->n; i++)
+		desc[i] = &st->data[i]->range;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.r.index = index;
+	rr.r.seg = seg;
+	rr.r.bitpin.buf = InvalidBuffer;
+	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
+	rr.desc = desc;
+	rr.fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
+	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
+	rr.cap = 4096;
+	rr.buf = palloc(rr.cap);
+
+	memset(&s, 0, sizeof(s));
+	s.terms = terms;
+	s.nterms = st->n;
+	s.docid_lo = ref->docid_lo;
+	s.ndocs = (uint32) Min(seg->hdr.ndocs, docid_limit - ref->docid_lo);
+	rr.ndocs = s.ndocs;
+	s.nranges = seg->hdr.nranges;
+	s.after = *after;
+	s.topk = topk;
+	s.range_data = range_data;
+	s.range_begin = range_begin;
+	s.next_doc = range_next_doc;
+	s.range_end = range_end;
+	s.is_alive = ref->ndead > 0 ? range_is_alive : NULL;
+	s.arg = &rr;
+	s.fallback_cost = fallback_cost;
+	s.elems_per_doc = (double) seg->hdr.npostings / Max(seg->hdr.ndocs, 1);
+	s.relname = RelationGetRelationName(index);
+	s.counters = sq->counters;
+	s.scratch = range_scratch_get();
+	done = spm_range_topk(&s);
+
+	range_unlock(&rr);
+	SpmUnpin(&rr.maxpin);
+	SpmUnpin(&rr.idxpin);
+	SpmUnpin(&rr.fwdpin);
+	SpmUnpin(&rr.r.bitpin);
+	return done;
+}
+
+/* ----------------------------------------------------------------
+ * Entry points (spmsegscan.h)
+ * ----------------------------------------------------------------
+ */
+
+/* the policy's inputs for the segment and the query */
+static void
+policy_init(SpmPolicy *p, SpmSegment *seg, const SpmSegQuery *sq,
+			const SegTerms *st, bool all_rows)
+{
+	memset(p, 0, sizeof(SpmPolicy));
+	p->algorithm = sq->algorithm;
+	p->all_rows = all_rows;
+	p->ranges_data = !sq->negative &&
+		(seg->hdr.flags & SPM_SEG_RANGES) &&
+		!(seg->hdr.flags & SPM_META_NEGATIVE);
+	p->postings = st->postings;
+	p->backoff = &seg->backoff;
+}
+
+void
+spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+				 uint64 docid_limit, const SpmSegQuery *sq,
+				 const SpmAfter *after, SpmTopK *topk)
+{
+	SegTerms	st;
+	SpmPolicy	p;
+	SpmRangeTerm *rterms = NULL;
+	SpmTraverse t;
+	SpmReader	r;
+
+	seg_terms(index, seg, sq->query, &st);
+	policy_init(&p, seg, sq, &st, false);
+	if (p.ranges_data)
+	{
+		rterms = range_terms(sq, &st);
+		p.ranges_usable = rterms != NULL;
+	}
+	if (spm_policy_choose(&p) == SPM_RUN_RANGES)
+	{
+		bool		done = run_ranges(index, seg, ref, docid_limit, sq, &st,
+									  rterms, p.fallback_cost, after, topk);
+
+		spm_policy_ranges_done(&p, done);
+		if (done)
+		{
+			sq->counters->seg_ranges++;
+			return;
+		}
+		sq->counters->seg_ranges_gave_up++;
+		p.run = SPM_RUN_MAXSCORE;
+	}
+
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
+	t.exhaustive = p.run == SPM_RUN_EXHAUSTIVE;
+	if (t.exhaustive)
+		sq->counters->seg_exhaustive++;
+	else
+		sq->counters->seg_maxscore++;
+	t.phase = SPM_PHASE_POSITIVE;
+	t.after = *after;
+	t.topk = topk;
+	spm_traverse_begin(&t);
+	spm_traverse_topk(&t);
+	spm_traverse_end(&t);
+	reader_release(&r);
+}
+
+void
+spm_segscan_rows(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+				 uint64 docid_limit, const SpmSegQuery *sq, SpmPhase phase,
+				 const SpmAfter *after, SpmRowCallback cb, void *arg)
+{
+	SegTerms	st;
+	SpmPolicy	p;
+	SpmTraverse t;
+	SpmReader	r;
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	SpmTopK		dummy;
+	SpmHit		one;
+
+	seg_terms(index, seg, sq->query, &st);
+	policy_init(&p, seg, sq, &st, true);
+	if (spm_policy_choose(&p) != SPM_RUN_EXHAUSTIVE)
+		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
+	sq->counters->seg_exhaustive++;
+
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
+	spm_topk_init(&dummy, 1, &one);
+	t.exhaustive = true;
+	t.phase = phase;
+	t.topk = &dummy;
+	spm_traverse_begin(&t);
+	for (uint64 a = 0; a < t.ndocs; a += SPM_WINDOW)
+	{
+		uint32		b = (uint32) Min(a + SPM_WINDOW, t.ndocs);
+		const double *acc;
+
+		if (t.nterms == 0)
+			break;
+		acc = spm_window_scores(&t, (uint32) a, b);
+		for (uint32 d = (uint32) a; d < b; d++)
+		{
+			double		s = acc[d - a];
+			uint64		docid = t.docid_lo + d;
+			ItemPointerData tid;
+
+			if (phase == SPM_PHASE_POSITIVE ? !(s > 0) : !(s < 0))
+				continue;
+			sq->counters->candidates++;
+			if (!spm_is_after(after, s, docid))
+				continue;
+			if (t.is_alive && !t.is_alive(t.arg, d))
+				continue;
+			SpmGetTid(index, seg, d, &tid, &pin);
+			cb(arg, s, docid, &tid);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	spm_traverse_end(&t);
+	reader_release(&r);
+	SpmUnpin(&pin);
+}
+
+struct SpmSegScores
+{
+	SpmTraverse t;
+	SpmReader	r;
+};
+
+SpmSegScores *
+spm_segscores_begin(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+					uint64 docid_limit, const SpmSegQuery *sq)
+{
+	SpmSegScores *ss = palloc(sizeof(SpmSegScores));
+	SegTerms	st;
+	SpmPolicy	p;
+
+	seg_terms(index, seg, sq->query, &st);
+	policy_init(&p, seg, sq, &st, true);
+	if (spm_policy_choose(&p) != SPM_RUN_EXHAUSTIVE)
+		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
+	sq->counters->seg_exhaustive++;
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, &ss->t, &ss->r);
+	ss->t.exhaustive = true;
+	spm_traverse_begin(&ss->t);
+	return ss;
+}
+
+const double *
+spm_segscores_window(SpmSegScores *ss, uint32 a, uint32 b)
+{
+	if (ss->t.nterms == 0)
+		return NULL;
+	return spm_window_scores(&ss->t, a, b);
+}
+
+void
+spm_segscores_end(SpmSegScores *ss)
+{
+	spm_traverse_end(&ss->t);
+	reader_release(&ss->r);
+	pfree(ss);
+}

@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * spmtopk.h
+ *	  The top-k heap and the types every scorer of a round shares: hits,
+ *	  the scan's resume cursor, the phase and the per-scan counters.
+ *
+ * The two kernels (spmtraverse.h, spmrange.h) and the pending list
+ * (spmpending.c) push into the same heap, so it lives in a unit of its
+ * own, below all of them.  Nothing here touches the buffer manager.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SPMTOPK_H
+#define SPMTOPK_H
+
+#include "storage/itemptr.h"
+
+/* ----------------------------------------------------------------
+ * Top-k heap ordered by (score desc, docid asc)
+ * ----------------------------------------------------------------
+ */
+typedef struct SpmHit
+{
+	double		score;
+	uint64		docid;			/* global docid */
+	ItemPointerData tid;		/* heap TID once known */
+} SpmHit;
+
+typedef struct SpmTopK
+{
+	int			k;				/* capacity */
+	int			n;				/* entries in heap[] */
+	SpmHit	   *heap;			/* heap[0] is the worst entry */
+} SpmTopK;
+
+/* is (s1, d1) strictly before (s2, d2) in result order? */
+static inline bool
+spm_hit_before(double s1, uint64 d1, double s2, uint64 d2)
+{
+	return s1 > s2 || (s1 == s2 && d1 < d2);
+}
+
+extern void spm_topk_init(SpmTopK *topk, int k, SpmHit *storage);
+extern bool spm_topk_push(SpmTopK *topk, double score, uint64 docid,
+						  const ItemPointerData *tid);
+extern void spm_topk_sort(SpmTopK *topk);
+
+static inline bool
+spm_topk_full(const SpmTopK *topk)
+{
+	return topk->n >= topk->k;
+}
+
+/* would (score, docid) enter the heap? */
+static inline bool
+spm_topk_admits(const SpmTopK *topk, double score, uint64 docid)
+{
+	return !spm_topk_full(topk) ||
+		spm_hit_before(score, docid, topk->heap[0].score, topk->heap[0].docid);
+}
+
+/*
+ * The resume point of a scan: results strictly after (score, docid) in
+ * result order are wanted.
+ */
+typedef struct SpmAfter
+{
+	bool		active;
+	double		score;
+	uint64		docid;
+} SpmAfter;
+
+static inline bool
+spm_is_after(const SpmAfter *after, double score, uint64 docid)
+{
+	return !after->active || spm_hit_before(after->score, after->docid,
+											score, docid);
+}
+
+/* is local docid alive?  (both kernels' callback for the alive bits) */
+typedef bool (*SpmIsAlive) (void *arg, uint32 local);
+
+/* which rows a pass admits (src/README "Rounds") */
+typedef enum SpmPhase
+{
+	SPM_PHASE_POSITIVE,			/* admit score > 0 */
+	SPM_PHASE_NEGATIVE			/* admit score < 0 */
+} SpmPhase;
+
+/* ----------------------------------------------------------------
+ * Per-scan counters (reported by sparse_maxscore_last_scan())
+ * ----------------------------------------------------------------
+ */
+typedef struct SpmCounters
+{
+	int64		rounds;			/* top-k rounds run */
+	int64		postings_decoded;
+	int64		blocks_decoded;
+	int64		blocks_skipped; /* blocks of query terms never decoded */
+	int64		windows;		/* docid windows visited */
+	int64		windows_skipped;	/* windows pruned by their bound */
+	int64		candidates;		/* documents scored in full */
+	int64		rows_returned;
+
+	/*
+	 * Which algorithm scored each segment of each round (spmpolicy.h):
+	 * exhaustive, MaxScore, range pruning to the end, and range pruning
+	 * that gave up (MaxScore then scored the segment too, and counts in
+	 * seg_maxscore).
+	 */
+	int64		seg_exhaustive;
+	int64		seg_maxscore;
+	int64		seg_ranges;
+	int64		seg_ranges_gave_up;
+} SpmCounters;
+
+#endif							/* SPMTOPK_H */

@@ -340,7 +340,11 @@ CREATE FUNCTION sparse_maxscore_last_scan(
 	OUT windows bigint,
 	OUT windows_skipped bigint,
 	OUT candidates_scored bigint,
-	OUT rows_returned bigint)
+	OUT rows_returned bigint,
+	OUT segments_exhaustive bigint,
+	OUT segments_maxscore bigint,
+	OUT segments_ranges bigint,
+	OUT segments_ranges_gave_up bigint)
 	RETURNS record
 	AS 'MODULE_PATHNAME', 'spm_last_scan_sql'
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -13,20 +13,27 @@
  * it).  Per query file: the queries are run in rounds, each round all of
  * them in a new random order (fixed seed), until SECONDS have passed (at
  * least one round); every query's time goes to LAT as a pgbench -l style
- * line "0 n microseconds" (bench/run's latency_stats reads it).  ROWS gets
+ * line "0 n microseconds cpu_microseconds" (bench/run's latency_stats reads
+ * the third column, the wall-clock time as pgbench's; the fourth is the
+ * thread's CPU time, without the time the query waited for a core).  ROWS gets
  * the top 10 of the first NRECALL queries as "qid<TAB>id<TAB>distance",
  * which bench/truth.c eval checks like any arm's rows.
  *
- * One query: for its terms in ascending term order, for every posting
- * (document, weight) of the term: a document seen for the first time in
- * this query (a stamp array) starts its accumulator at 0.0 and joins the
- * touched list; then acc += (double) q * (double) w.  The top 10 comes from
- * a heap over the touched documents (score descending, ties by smaller id);
- * if fewer than 10 were touched, untouched documents (score 0) fill up in
- * id order.  Each document sees the same additions in the same order as
- * the <#> operator, so the scores are its bit for bit.  Nothing per query
- * is sized by the corpus: the work is the postings read plus the touched
- * documents.
+ * One query, term at a time in windows of WINDOW documents (so that the
+ * accumulators stay in the CPU's cache; one pass over all documents at
+ * once made each posting a cache miss and the loop slower than the index on
+ * the real-text tier's 590,000 documents): for each window that a query
+ * term has postings in, for the query's terms in ascending term order, for
+ * every posting (document, weight) of the term inside the window: a
+ * document seen for the first time (a stamp array) starts its accumulator
+ * at 0.0 and joins the touched list; then acc += (double) q * (double) w.
+ * After the window its touched documents are offered to a heap of 10
+ * (score descending, ties by smaller id).  If fewer than 10 were touched,
+ * untouched documents (score 0) fill up in id order.  Each document sees
+ * the same additions in the same order as the <#> operator, so the scores
+ * are its bit for bit.  Nothing per query is sized by the corpus: the work
+ * is the postings read, the touched documents and a cursor step per term
+ * and window.
  *
  * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o floor floor.c
  */
@@ -37,6 +44,7 @@
 #include <time.h>
 
 #define TOPK 10
+#define WINDOW 16384			/* documents per window: 192 kB of accumulators and stamps */
 
 typedef struct Vecs
 {
@@ -234,10 +242,14 @@ typedef struct Index
 	float	   *w;
 	int64_t    *id;				/* id of a document position */
 	int32_t    *by_id;			/* document positions in id order */
-	double	   *acc;
-	uint32_t   *stamp;
-	int32_t    *touched;
+	double	   *acc;			/* WINDOW */
+	uint32_t   *stamp;			/* WINDOW */
+	int32_t    *touched;		/* WINDOW */
 	uint32_t	gen;
+	uint32_t   *seen;			/* ndocs: stamp of the query that touched it */
+	uint32_t	qgen;
+	int64_t    *cur;			/* per query term: next posting */
+	int64_t		curcap;
 } Index;
 
 static int64_t *sort_ids;
@@ -297,55 +309,101 @@ build_index(Vecs *d, Index *ix)
 		ix->by_id[g] = (int32_t) g;
 	sort_ids = ix->id;
 	qsort(ix->by_id, d->n, sizeof(int32_t), cmp_pos_by_id);
-	ix->acc = xmalloc(d->n * sizeof(double));
-	ix->stamp = calloc(d->n ? d->n : 1, sizeof(uint32_t));
-	ix->touched = xmalloc(d->n * sizeof(int32_t));
-	if (ix->stamp == NULL)
+	ix->acc = xmalloc(WINDOW * sizeof(double));
+	ix->stamp = calloc(WINDOW, sizeof(uint32_t));
+	ix->touched = xmalloc(WINDOW * sizeof(int32_t));
+	ix->seen = calloc(d->n ? d->n : 1, sizeof(uint32_t));
+	if (ix->stamp == NULL || ix->seen == NULL)
 	{
 		fprintf(stderr, "floor: out of memory\n");
 		exit(1);
 	}
 	ix->gen = 0;
+	ix->qgen = 0;
+	ix->cur = NULL;
+	ix->curcap = 0;
 }
 
 /* query j of q: its top hits into h (sorted), returns how many */
 static int
 run_query(Index *ix, const Vecs *q, int64_t j, Hit *h)
 {
-	int64_t		nt = 0;
 	int			n = 0;
-	uint32_t	gen = ++ix->gen;
+	int64_t		nq = q->off[j + 1] - q->off[j];
+	int64_t		lo = 0;
+	uint32_t	qgen = ++ix->qgen;
 
-	if (gen == 0)				/* wrapped: clear the stamps once */
+	if (qgen == 0)				/* wrapped: clear the marks once */
 	{
-		memset(ix->stamp, 0, ix->ndocs * sizeof(uint32_t));
-		gen = ix->gen = 1;
+		memset(ix->seen, 0, ix->ndocs * sizeof(uint32_t));
+		qgen = ix->qgen = 1;
 	}
-	for (int64_t i = q->off[j]; i < q->off[j + 1]; i++)
+	if (nq > ix->curcap)
 	{
-		int64_t		t = q->term[i];
-		double		qw = q->w[i];
+		ix->curcap = nq;
+		ix->cur = xrealloc(ix->cur, nq * sizeof(int64_t));
+	}
+	for (int64_t i = 0; i < nq; i++)
+	{
+		int64_t		t = q->term[q->off[j] + i];
 
-		if (t >= ix->dim)
-			continue;
-		for (int64_t p = ix->start[t]; p < ix->start[t + 1]; p++)
+		ix->cur[i] = t < ix->dim ? ix->start[t] : 0;
+	}
+	/* the windows, each from the smallest document any cursor is at */
+	for (;;)
+	{
+		int64_t		next = ix->ndocs,
+					nt = 0;
+		uint32_t	gen;
+
+		for (int64_t i = 0; i < nq; i++)
 		{
-			int32_t		d = ix->doc[p];
+			int64_t		t = q->term[q->off[j] + i];
 
-			if (ix->stamp[d] != gen)
-			{
-				ix->stamp[d] = gen;
-				ix->acc[d] = 0.0;
-				ix->touched[nt++] = d;
-			}
-			ix->acc[d] += qw * (double) ix->w[p];
+			if (t < ix->dim && ix->cur[i] < ix->start[t + 1] && ix->doc[ix->cur[i]] < next)
+				next = ix->doc[ix->cur[i]];
 		}
-	}
-	for (int64_t k = 0; k < nt; k++)
-	{
-		Hit			x = {ix->acc[ix->touched[k]], ix->id[ix->touched[k]]};
+		if (next >= ix->ndocs)
+			break;
+		lo = next - next % WINDOW;
+		gen = ++ix->gen;
+		if (gen == 0)
+		{
+			memset(ix->stamp, 0, WINDOW * sizeof(uint32_t));
+			gen = ix->gen = 1;
+		}
+		for (int64_t i = 0; i < nq; i++)
+		{
+			int64_t		t = q->term[q->off[j] + i],
+						p,
+						end;
+			double		qw = q->w[q->off[j] + i];
 
-		heap_offer(h, &n, x);
+			if (t >= ix->dim)
+				continue;
+			end = ix->start[t + 1];
+			for (p = ix->cur[i]; p < end && ix->doc[p] < lo + WINDOW; p++)
+			{
+				int32_t		d = ix->doc[p] - (int32_t) lo;
+
+				if (ix->stamp[d] != gen)
+				{
+					ix->stamp[d] = gen;
+					ix->acc[d] = 0.0;
+					ix->touched[nt++] = d;
+				}
+				ix->acc[d] += qw * (double) ix->w[p];
+			}
+			ix->cur[i] = p;
+		}
+		for (int64_t k = 0; k < nt; k++)
+		{
+			int32_t		d = ix->touched[k];
+			Hit			x = {ix->acc[d], ix->id[lo + d]};
+
+			ix->seen[lo + d] = qgen;
+			heap_offer(h, &n, x);
+		}
 	}
 	/* untouched documents score 0: the first ones by id, if they rank */
 	if (n < TOPK || h[0].score <= 0.0)
@@ -353,7 +411,7 @@ run_query(Index *ix, const Vecs *q, int64_t j, Hit *h)
 		{
 			int32_t		d = ix->by_id[k];
 
-			if (ix->stamp[d] == gen)
+			if (ix->seen[d] == qgen)
 				continue;
 			found++;
 			{
@@ -372,6 +430,16 @@ now_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* CPU time of this thread: what a query cost without the time it waited */
+static double
+cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
@@ -457,11 +525,16 @@ main(int argc, char **argv)
 			}
 			for (int64_t j = 0; j < q.n; j++)
 			{
-				double		b = now_us();
+				double		b = now_us(),
+							c = cpu_us(),
+							wall,
+							cpu;
 				volatile int n = run_query(&ix, &q, order[j], h);
 
 				(void) n;
-				fprintf(lat, "0 %lld %.3f\n", (long long) runs++, now_us() - b);
+				cpu = cpu_us() - c;
+				wall = now_us() - b;
+				fprintf(lat, "0 %lld %.3f %.3f\n", (long long) runs++, wall, cpu);
 			}
 			rounds++;
 		}

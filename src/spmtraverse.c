@@ -1140,7 +1140,7 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 #endif
 
 static bool
-window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b)
+window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b, bool present)
 {
 	int64		limit = (b - a) / SPM_SPARSE_RATIO;
 	int64		est = 0;
@@ -1149,7 +1149,7 @@ window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b)
 	{
 		SpmTermCursor *c = &s->terms[i];
 
-		if (!c->essential)
+		if (!(present ? c->present : c->essential))
 			continue;
 		for (int j = seek_block(c, c->tblk, a);
 			 j < c->term.nblocks && block_first(c, j) < b; j++)
@@ -1298,10 +1298,22 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	partition_window(s, a, b, &plan);
 	if (plan.path == SPM_WINDOW_SKIP)
 		return;
-	if (plan.path == SPM_WINDOW_MAXSCORE)
+	if (plan.path == SPM_WINDOW_MAXSCORE && window_is_sparse(s, a, b, true))
+	{
+		/*
+		 * Few postings in all: MaxScore could save little of them, and its
+		 * probes and recorded postings cost more than the term-at-a-time
+		 * pass over them all (the kernel benchmark on short queries over
+		 * a large segment)
+		 */
+		for (int i = 0; i < s->nterms; i++)
+			s->terms[i].essential = s->terms[i].present;
+		mode = TAAT_MARK;
+	}
+	else if (plan.path == SPM_WINDOW_MAXSCORE)
 		mode = TAAT_RECORD;
 	else
-		mode = window_is_sparse(s, a, b) ? TAAT_MARK : TAAT_DENSE;
+		mode = window_is_sparse(s, a, b, false) ? TAAT_MARK : TAAT_DENSE;
 
 	/*
 	 * acc and touched are all zeros here: offer_window, offer_touched and

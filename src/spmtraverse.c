@@ -18,7 +18,10 @@
  *	   order, into a dense window accumulator of doubles.
  *	4. If every present term is essential the accumulator already holds
  *	   canonical scores (see spmtraverse.h) and is offered to the heap
- *	   directly.  Otherwise each document whose partial score plus the
+ *	   directly: all of it, or, in a sparse window (few postings for its
+ *	   width, window_is_sparse), only the offsets step 3 marked, so that
+ *	   a short query costs what its postings cost, not what the
+ *	   segment's width does.  Otherwise each document whose partial score plus the
  *	   non-essential bounds reaches theta probes the non-essential terms,
  *	   most valuable first, tightening with block bounds before decoding;
  *	   a survivor's canonical score is then computed by probing every term

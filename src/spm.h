@@ -18,10 +18,10 @@
 #include "storage/block.h"
 #include "storage/bufmgr.h"
 #include "storage/itemptr.h"
-#include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
 #include "sparsevec.h"
+#include "spmcompat.h"
 #include "spmrange.h"
 #include "spmtraverse.h"
 
@@ -475,7 +475,7 @@ typedef enum SpmStreamKind
 typedef struct SpmSegment
 {
 	/* identity: index (relfilenode + build nonce) and segment */
-	RelFileNode node;
+	SpmRelFile	node;
 	uint64		nonce;
 	uint32		segment_id;
 	BlockNumber header;

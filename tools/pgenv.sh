@@ -152,7 +152,7 @@ pgenv_pg18() {
 	prefix=$cache/pg18-$PGENV_PG18_DEBIAN
 	PG18_PREFIX=$prefix
 	[ -f "$prefix/.complete" ] && return 0
-	pgenv_packages make gcc libc6-dev perl bison flex zlib1g-dev libipc-run-perl || return 1
+	pgenv_packages make gcc libc6-dev perl bzip2 bison flex zlib1g-dev libipc-run-perl || return 1
 	pgenv_cache_lock || return 1
 	if [ -f "$prefix/.complete" ]; then pgenv_cache_unlock; return 0; fi
 	t0=$(date +%s)
@@ -239,7 +239,7 @@ pgenv_pgvector() {
 # What PGMAJOR needs before pgenv_private_install.
 pgenv_server_packages() {
 	case $PGMAJOR in
-	18) pgenv_packages make gcc libc6-dev perl bison flex zlib1g-dev libipc-run-perl ;;
+	18) pgenv_packages make gcc libc6-dev perl bzip2 bison flex zlib1g-dev libipc-run-perl ;;
 	*) pgenv_packages postgresql-$PGMAJOR postgresql-server-dev-$PGMAJOR ;;
 	esac
 }

@@ -18,7 +18,10 @@
  *	   order, into a dense window accumulator of doubles.
  *	4. If every present term is essential the accumulator already holds
  *	   canonical scores (see spmtraverse.h) and is offered to the heap
- *	   directly.  Otherwise each document whose partial score plus the
+ *	   directly: all of it, or, in a sparse window (few postings for its
+ *	   width, window_is_sparse), only the offsets step 3 marked, so that
+ *	   a short query costs what its postings cost, not what the
+ *	   segment's width does.  Otherwise each document whose partial score plus the
  *	   non-essential bounds reaches theta probes the non-essential terms,
  *	   most valuable first, tightening with block bounds before decoding;
  *	   a survivor's canonical score is then computed by probing every term
@@ -111,9 +114,13 @@ struct SpmTraverseState
 	double		slack;			/* pruning margin, see spm_traverse_begin */
 	double	   *acc;			/* [SPM_WINDOW], all zeros between windows
 								 * of spm_traverse_topk */
-	uint64	   *touched;		/* [SPM_WINDOW / 64]: MaxScore windows, bit
-								 * of every offset an essential posting
-								 * added to; all zeros between windows */
+	uint64	   *touched;		/* [SPM_WINDOW / 64]: MaxScore and sparse
+								 * windows, bit of every offset an
+								 * essential posting added to; all zeros
+								 * between windows */
+	uint64		tsum[SPM_WINDOW / 4096];	/* sparse windows: bit of every
+											 * word of touched that is not
+											 * zero; zeros between windows */
 	int		   *order;			/* [nterms] */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
 	uint32		next;			/* next window start (spm_window_scores) */
@@ -264,18 +271,32 @@ probe_deep(SpmTraverseState *s, SpmTermCursor *c, uint32 d, float *w)
 }
 
 /*
+ * How taat() leaves a window's postings behind, besides their sums in acc:
+ *	TAAT_DENSE	nothing else: the caller walks all of acc (offer_window)
+ *	TAAT_MARK	every offset added to is marked in s->touched, so that
+ *				offer_touched visits only those (a sparse window)
+ *	TAAT_RECORD as TAAT_MARK, and the postings are kept in c->wdocs and
+ *				c->wvals (offsets from a) for canonical_score (MaxScore)
+ */
+typedef enum TaatMode
+{
+	TAAT_DENSE,
+	TAAT_MARK,
+	TAAT_RECORD
+} TaatMode;
+
+/*
  * Term-at-a-time: add q * w of every posting with docid in [a, b) to
- * acc[docid - a].  Windows must come in ascending order.  With record,
- * the postings are also kept in c->wdocs/c->wvals (offsets from a), for
- * canonical_score, and their offsets are marked in s->touched, so that
- * maxscore_window visits only the documents an essential term holds.
+ * acc[docid - a], and keep what mode asks for.  Windows must come in
+ * ascending order.
  */
 static void
 taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
-	 bool record)
+	 TaatMode mode)
 {
 	const double q = c->term.q;
 	uint64	   *touched = s->touched;
+	uint64	   *tsum = s->tsum;
 	int			j = c->tblk;
 
 	c->wn = 0;
@@ -286,7 +307,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 		int			p;
 
 		/* a block the window holds whole: decode straight into acc */
-		if (!record && c->tdec != j && block_first(c, j) >= a &&
+		if (mode == TAAT_DENSE && c->tdec != j && block_first(c, j) >= a &&
 			c->term.last[j] < b)
 		{
 			s->t.accumulate_block(s->t.arg, &c->term, j, q, acc, a);
@@ -304,7 +325,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 		p = c->tpos;
 		while (p < n && c->tdocs[p] < a)
 			p++;
-		if (record)
+		if (mode == TAAT_RECORD)
 		{
 			for (; p < n; p++)
 			{
@@ -317,6 +338,19 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 				c->wvals[c->wn] = c->tw[p];
 				c->wn++;
 				touched[(d - a) >> 6] |= UINT64CONST(1) << ((d - a) & 63);
+			}
+		}
+		else if (mode == TAAT_MARK)
+		{
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
+
+				if (d >= b)
+					break;
+				acc[d - a] = spv_score_add(acc[d - a], q, c->tw[p]);
+				touched[(d - a) >> 6] |= UINT64CONST(1) << ((d - a) & 63);
+				tsum[(d - a) >> 12] |= UINT64CONST(1) << (((d - a) >> 6) & 63);
 			}
 		}
 		else
@@ -573,6 +607,7 @@ spm_traverse_begin(SpmTraverse *t)
 			pfree(sc->pool);
 		sc->pool = NULL;
 		sc->poolcap = 0;
+		sc->acc_dirty = SPM_WINDOW;
 		sc->pool = palloc_extended(need, MCXT_ALLOC_HUGE);
 		sc->poolcap = need;
 		MemoryContextSwitchTo(old);
@@ -605,15 +640,22 @@ spm_traverse_begin(SpmTraverse *t)
 	s->slack = absmass * (t->nterms + 8) * ldexp(1.0, -50);
 
 	/*
-	 * A window never reaches past ndocs, so only that much of the
-	 * accumulator is ever read; zeroing all 128 kB per segment was a
-	 * visible part of a query on a small index (doc/decisions.md, "Fixed
-	 * per-query cost").  The rest is there only so that the block decoder's
-	 * SPM_WINDOW - 1 mask keeps even a damaged block's writes in bounds
-	 * (they are never read: it fails its skip-entry check).
+	 * Every window path leaves the accumulator all zeros, so after a
+	 * traversal that ran to its end there is nothing to clear; after one
+	 * that did not (an error, spm_window_scores, a new pool) the whole of
+	 * it is cleared, also what a damaged block may have written anywhere
+	 * in it under the decoder's SPM_WINDOW - 1 mask.  Clearing 128 kB per
+	 * segment and query was a cost that did not depend on the query
+	 * (doc/decisions.md, "Sparse windows").
 	 */
 	s->acc = parts.acc;
-	memset(s->acc, 0, Min(t->ndocs, SPM_WINDOW) * sizeof(double));
+	if (sc->acc_dirty > 0)
+		memset(s->acc, 0, (Size) sc->acc_dirty * sizeof(double));
+#ifdef USE_ASSERT_CHECKING
+	for (uint32 i = 0; i < SPM_WINDOW; i++)
+		Assert(s->acc[i] == 0.0);
+#endif
+	sc->acc_dirty = SPM_WINDOW; /* until spm_traverse_topk ends */
 	s->touched = parts.touched;
 	memset(s->touched, 0, SPM_WINDOW / 64 * sizeof(uint64));
 	s->cand_rate = 1.0;
@@ -717,22 +759,35 @@ threshold(SpmTraverseState *s)
  */
 #define SPM_PREDICT_STRIDE	8
 
-static void
-predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
-				   int npresent)
+/*
+ * The partial score a MaxScore candidate would need in this window, or
+ * false when every present term would be essential (no prediction).
+ */
+static bool
+predict_threshold(SpmTraverseState *s, int npresent, double *thr)
 {
 	double		theta = threshold(s);
 	double		noness = 0.0;
-	double		thr;
 	int			nne = 0;
-	int64		count = 0;
 
 	while (nne < npresent &&
 		   noness + s->terms[s->order[nne]].wub + s->slack < theta)
 		noness += s->terms[s->order[nne++]].wub;
 	if (nne == 0)
+		return false;
+	*thr = theta - noness - s->slack;
+	return true;
+}
+
+static void
+predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
+				   int npresent)
+{
+	double		thr;
+	int64		count = 0;
+
+	if (!predict_threshold(s, npresent, &thr))
 		return;
-	thr = theta - noness - s->slack;
 
 	/*
 	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
@@ -986,6 +1041,131 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 }
 
 /*
+ * Step 4 for a sparse window (TAAT_MARK): as offer_window, but visiting
+ * only the offsets marked in s->touched, the only ones acc can hold a
+ * score for; clears those, so acc and touched are all zeros again.  The
+ * work is proportional to the window's postings, not to its width: a
+ * short query over a large segment no longer pays a walk over every
+ * docid (doc/decisions.md, "Sparse windows").  The candidate prediction
+ * is the same sample as predict_candidates' (every SPM_PREDICT_STRIDE-th
+ * offset; an unmarked one holds 0).
+ */
+static void
+offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
+{
+	double	   *acc = s->acc;
+	uint64	   *touched = s->touched;
+	double		theta = threshold(s);
+	double		thr = 0.0;
+	bool		predict;
+	int64		scored = 0;
+	int64		count = 0;
+	int64		nsampled = 0;
+
+	for (uint32 si = 0; si < lengthof(s->tsum); si++)
+	{
+		uint64		words = s->tsum[si];
+
+		while (words != 0)
+		{
+			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
+			uint64		bits = touched[wi];
+
+			words &= words - 1;
+			while (bits != 0)
+			{
+				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
+				double		x = acc[off];
+
+				bits &= bits - 1;
+				scored += (x != 0.0);
+				if (x >= theta && x != 0.0)
+				{
+					consider(s, a + off, x);
+					theta = threshold(s);
+				}
+			}
+		}
+	}
+	s->t.counters->candidates += scored;
+
+	/* the threshold as it stands after the window, as in offer_window */
+	predict = npresent > 0 && predict_threshold(s, npresent, &thr);
+	for (uint32 si = 0; si < lengthof(s->tsum); si++)
+	{
+		uint64		words = s->tsum[si];
+
+		s->tsum[si] = 0;
+		while (words != 0)
+		{
+			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
+			uint64		bits = touched[wi];
+
+			words &= words - 1;
+			touched[wi] = 0;
+			do
+			{
+				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
+
+				bits &= bits - 1;
+				if (predict && off % SPM_PREDICT_STRIDE == 0)
+				{
+					count += acc[off] >= thr;
+					nsampled++;
+				}
+				acc[off] = 0.0;
+			} while (bits != 0);
+		}
+	}
+	if (predict)
+	{
+		uint32		nsamples = (n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE;
+
+		/* the samples no posting reached hold 0 */
+		if (0.0 >= thr)
+			count += nsamples - nsampled;
+		s->cand_rate = (double) count / nsamples;
+	}
+}
+
+/*
+ * Is the window sparse: do its essential terms' blocks hold fewer than
+ * 1/SPM_SPARSE_RATIO postings per docid?  Then visiting the marked
+ * offsets (offer_touched) costs less than walking and clearing all of acc
+ * (offer_window).  Counted from the skip entries of the blocks that
+ * overlap the window (an upper bound), stopping at the first posting
+ * past the limit, so a dense window costs at most n / SPM_SPARSE_RATIO
+ * postings' worth of block counts.
+ */
+/* test/unit builds it with 1 too (every window sparse) */
+#ifndef SPM_SPARSE_RATIO
+#define SPM_SPARSE_RATIO	8
+#endif
+
+static bool
+window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b, bool present)
+{
+	int64		limit = (b - a) / SPM_SPARSE_RATIO;
+	int64		est = 0;
+
+	for (int i = 0; i < s->nterms; i++)
+	{
+		SpmTermCursor *c = &s->terms[i];
+
+		if (!(present ? c->present : c->essential))
+			continue;
+		for (int j = seek_block(c, c->tblk, a);
+			 j < c->term.nblocks && block_first(c, j) < b; j++)
+		{
+			est += c->term.count[j];
+			if (est > limit)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Probe the non-essential terms for candidate d (partial = its essential
  * score), largest bound first, stopping as soon as its bound cannot reach
  * theta.  Returns false if d is pruned; otherwise every non-essential term
@@ -1115,26 +1295,46 @@ static void
 topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 {
 	SpmWindowPlan plan;
-	bool		maxscore;
+	TaatMode	mode;
 
 	s->t.counters->windows++;
 	partition_window(s, a, b, &plan);
 	if (plan.path == SPM_WINDOW_SKIP)
 		return;
-	maxscore = plan.path == SPM_WINDOW_MAXSCORE;
+	if (plan.path == SPM_WINDOW_MAXSCORE && window_is_sparse(s, a, b, true))
+	{
+		/*
+		 * Few postings in all: MaxScore could save little of them, and its
+		 * probes and recorded postings cost more than the term-at-a-time
+		 * pass over them all (the kernel benchmark on short queries over
+		 * a large segment)
+		 */
+		for (int i = 0; i < s->nterms; i++)
+			s->terms[i].essential = s->terms[i].present;
+		mode = TAAT_MARK;
+	}
+	else if (plan.path == SPM_WINDOW_MAXSCORE)
+		mode = TAAT_RECORD;
+	else
+		mode = window_is_sparse(s, a, b, false) ? TAAT_MARK : TAAT_DENSE;
 
-	/* acc is all zeros here: offer_window and maxscore_window clear it */
-	if (maxscore)
+	/*
+	 * acc and touched are all zeros here: offer_window, offer_touched and
+	 * maxscore_window clear them
+	 */
+	if (mode == TAAT_RECORD)
 		reserve_window_buffers(s);
 	for (int i = 0; i < s->nterms; i++)
 	{
 		SpmTermCursor *c = &s->terms[i];
 
 		if (c->essential)
-			taat(s, c, a, b, s->acc, maxscore);
+			taat(s, c, a, b, s->acc, mode);
 	}
-	if (maxscore)
+	if (mode == TAAT_RECORD)
 		maxscore_window(s, a, b, &plan);
+	else if (mode == TAAT_MARK)
+		offer_touched(s, a, b - a, plan.npresent);
 	else
 		offer_window(s, a, b - a, plan.npresent);
 }
@@ -1152,6 +1352,8 @@ spm_traverse_topk(SpmTraverse *t)
 		topk_window(s, (uint32) a, (uint32) Min(a + SPM_WINDOW, s->t.ndocs));
 		CHECK_FOR_INTERRUPTS();
 	}
+	/* every window path leaves acc all zeros (see topk_window) */
+	s->mem->acc_dirty = 0;
 }
 
 /*
@@ -1171,6 +1373,6 @@ spm_window_scores(SpmTraverse *t, uint32 a, uint32 b)
 	s->t.counters->windows++;
 	memset(s->acc, 0, (b - a) * sizeof(double));
 	for (int i = 0; i < s->nterms; i++)
-		taat(s, &s->terms[i], a, b, s->acc, false);
+		taat(s, &s->terms[i], a, b, s->acc, TAAT_DENSE);
 	return s->acc;
 }

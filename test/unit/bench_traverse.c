@@ -171,6 +171,8 @@ static int
 run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 	SpmCounters *counters)
 {
+	/* work memory kept from query to query, as a backend keeps it */
+	static SpmTraverseScratch scratch;
 	SpmQueryTerm *qterms = palloc(Max(q->n, 1) * sizeof(SpmQueryTerm));
 	SpmTopK		topk;
 	SpmTraverse t;
@@ -192,6 +194,7 @@ run(Query *q, int ndocs, bool exhaustive, int k, SpmHit *hits,
 	t.read_block = read_block;
 	t.accumulate_block = accumulate_block;
 	t.counters = counters;
+	t.scratch = &scratch;
 	spm_traverse_begin(&t);
 	spm_traverse_topk(&t);
 	spm_traverse_end(&t);

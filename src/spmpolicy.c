@@ -20,6 +20,16 @@
  */
 #define SPM_RANGE_FALLBACK	1.0
 
+/*
+ * Under auto, range pruning is not tried on a segment whose query terms
+ * hold fewer than this many postings per range: its bound pass and the
+ * bucketing of the ranges cost something per range of the segment, the
+ * other kernels only per posting, so for a short query over a wide
+ * segment the ranges would be a cost that grows with the segment, not
+ * with the query (doc/decisions.md "Sparse windows").
+ */
+#define SPM_RANGE_MIN_POSTINGS	2.0
+
 /* at most 2^SPM_RANGE_BACKOFF - 1 rounds skipped after give-ups in a row */
 #define SPM_RANGE_BACKOFF	6
 
@@ -46,6 +56,8 @@ spm_policy_choose(SpmPolicy *p)
 		p->run = SPM_RUN_MAXSCORE;
 	}
 	else if (!p->ranges_usable)
+		p->run = SPM_RUN_MAXSCORE;
+	else if (auto_ && p->postings < SPM_RANGE_MIN_POSTINGS * p->nranges)
 		p->run = SPM_RUN_MAXSCORE;
 	else
 	{

@@ -73,6 +73,7 @@ typedef struct SpmPolicy
 								 * kernel (spm_range_usable) */
 	double		postings;		/* postings of the query terms in the
 								 * segment */
+	double		nranges;		/* the segment's ranges (with range data) */
 	SpmBackoff *backoff;		/* the segment's */
 
 	/* outputs, set by spm_policy_choose */

@@ -516,6 +516,7 @@ policy_init(SpmPolicy *p, SpmSegment *seg, const SpmSegQuery *sq,
 		(seg->hdr.flags & SPM_SEG_RANGES) &&
 		!(seg->hdr.flags & SPM_META_NEGATIVE);
 	p->postings = st->postings;
+	p->nranges = seg->hdr.nranges;
 	p->backoff = &seg->backoff;
 }
 

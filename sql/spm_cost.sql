@@ -49,6 +49,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM spm_c ORDER BY v <#> '{1:1,2:1,3:1}/1000' NUL
 -- nor for a second sort key: PostgreSQL 15 uses ordering operators only
 -- when they produce every ORDER BY key (no Incremental Sort on top), so
 -- ORDER BY v <#> q, id sorts a seq scan even when seq scans are disabled
+-- (18 puts an Incremental Sort on the index scan: expected/spm_cost_1.out)
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM spm_c ORDER BY v <#> '{1:1,2:1,3:1}/1000', id LIMIT 10;
 RESET enable_seqscan;

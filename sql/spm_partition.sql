@@ -90,7 +90,7 @@ RESET enable_seqscan;
 SET plan_cache_mode = force_generic_plan;
 PREPARE spm_p_r(sparsevec, int) AS SELECT id FROM spm_pr WHERE id >= $2
 	ORDER BY v <#> $1 LIMIT 10;
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	EXECUTE spm_p_r('{1:1,2:1,3:1}/500', 4000);
 DEALLOCATE spm_p_r;
 RESET plan_cache_mode;

@@ -302,7 +302,7 @@ IsSpace(char ch)
 		ch == '\r' || ch == '\v' || ch == '\f';
 }
 
-static void InputSyntaxError(const char *lit, const char *detail) pg_attribute_noreturn();
+pg_noreturn static void InputSyntaxError(const char *lit, const char *detail);
 
 static void
 InputSyntaxError(const char *lit, const char *detail)

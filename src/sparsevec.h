@@ -19,6 +19,8 @@
 #include "fmgr.h"
 #include "utils/memutils.h"
 
+#include "spmcompat.h"
+
 #define SPV_MAX_DIM		1000000000
 /* as many elements as one varlena of at most MaxAllocSize can hold */
 #define SPV_MAX_NNZ \

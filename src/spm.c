@@ -48,6 +48,11 @@ spmhandler(PG_FUNCTION_ARGS)
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = false;
 	amroutine->amcanorderbyop = true;
+#if PG_VERSION_NUM >= 180000
+	amroutine->amcanhash = false;
+	amroutine->amconsistentequality = false;
+	amroutine->amconsistentordering = false;
+#endif
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = false;
@@ -58,8 +63,15 @@ spmhandler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
+#if PG_VERSION_NUM >= 170000
+	/* one process builds (spmbuild.c) */
+	amroutine->amcanbuildparallel = false;
+#endif
 	amroutine->amcaninclude = false;
 	amroutine->amusemaintenanceworkmem = true;
+#if PG_VERSION_NUM >= 160000
+	amroutine->amsummarizing = false;
+#endif
 	/* ambulkdelete holds the structure lock throughout: workers would queue */
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
@@ -67,10 +79,16 @@ spmhandler(PG_FUNCTION_ARGS)
 	amroutine->ambuild = spmbuild;
 	amroutine->ambuildempty = spmbuildempty;
 	amroutine->aminsert = spminsert;
+#if PG_VERSION_NUM >= 170000
+	amroutine->aminsertcleanup = NULL;
+#endif
 	amroutine->ambulkdelete = spmbulkdelete;
 	amroutine->amvacuumcleanup = spmvacuumcleanup;
 	amroutine->amcanreturn = NULL;
 	amroutine->amcostestimate = spmcostestimate;
+#if PG_VERSION_NUM >= 180000
+	amroutine->amgettreeheight = NULL;
+#endif
 	amroutine->amoptions = spmoptions;
 	amroutine->amproperty = NULL;
 	amroutine->ambuildphasename = spmbuildphasename;
@@ -86,6 +104,11 @@ spmhandler(PG_FUNCTION_ARGS)
 	amroutine->amestimateparallelscan = NULL;
 	amroutine->aminitparallelscan = NULL;
 	amroutine->amparallelrescan = NULL;
+#if PG_VERSION_NUM >= 180000
+	/* no strategies (amstrategies = 0): nothing to translate */
+	amroutine->amtranslatestrategy = NULL;
+	amroutine->amtranslatecmptype = NULL;
+#endif
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -22,6 +22,7 @@
 #include "utils/relcache.h"
 
 #include "sparsevec.h"
+#include "spmcompat.h"
 #include "spmformat.h"
 #include "spmtopk.h"
 

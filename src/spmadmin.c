@@ -48,7 +48,7 @@ open_index(Oid indexoid, LOCKMODE lockmode)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!spm_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX,
 					   RelationGetRelationName(index));
 	return index;
@@ -184,7 +184,7 @@ spm_info_sql(PG_FUNCTION_ARGS)
  * Verification
  * ----------------------------------------------------------------
  */
-static void verify_fail(Relation index, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+pg_noreturn static void verify_fail(Relation index, const char *fmt,...) pg_attribute_printf(2, 3);
 
 static void
 verify_fail(Relation index, const char *fmt,...)

@@ -86,6 +86,16 @@ spmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		*indexSelectivity = 0;
 		*indexCorrelation = 0;
 		*indexPages = 0;
+#if PG_VERSION_NUM >= 180000
+
+		/*
+		 * From 18 on the planner compares disabled nodes before costs, and a
+		 * seq scan under enable_seqscan = off is one: an infinite cost alone
+		 * would win against it (a partial index offers such a path).  Two
+		 * more than any other path of the relation can have.
+		 */
+		path->path.disabled_nodes += 2;
+#endif
 		return;
 	}
 

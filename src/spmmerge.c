@@ -54,7 +54,7 @@ typedef struct MergeInput
 	uint64		fwd_pos;		/* next document's offset */
 } MergeInput;
 
-static void fwd_corrupt(Relation index, MergeInput *x) pg_attribute_noreturn();
+pg_noreturn static void fwd_corrupt(Relation index, MergeInput *x);
 
 static void
 fwd_corrupt(Relation index, MergeInput *x)

@@ -42,7 +42,7 @@
 	((int) ((SPM_PAGE_CONTENT - MAXALIGN(sizeof(SpmPendingTupleData))) / \
 			(sizeof(int32) + sizeof(float4))))
 
-static void pending_corrupt(Relation index, BlockNumber blkno) pg_attribute_noreturn();
+pg_noreturn static void pending_corrupt(Relation index, BlockNumber blkno);
 
 static void
 pending_corrupt(Relation index, BlockNumber blkno)

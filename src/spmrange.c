@@ -263,7 +263,7 @@ set_buckets(const float *ub, uint32 n, float bscale, uint16 *bucket)
 		bucket[r] = ub[r] > 0.0f ? (uint16) bucket_of(ub[r], bscale) : NBUCKETS;
 }
 
-static void range_corrupt(const SpmRangeScan *s, const char *what) pg_attribute_noreturn();
+pg_noreturn static void range_corrupt(const SpmRangeScan *s, const char *what);
 
 static void
 range_corrupt(const SpmRangeScan *s, const char *what)

@@ -593,6 +593,11 @@ start_scan(IndexScanDesc scan)
 		elog(ERROR, "non-MVCC snapshots are not supported with sparse_maxscore");
 
 	pgstat_count_index_scan(scan->indexRelation);
+#if PG_VERSION_NUM >= 180000
+	/* one index search a scan: EXPLAIN ANALYZE's "Index Searches" */
+	if (scan->instrument)
+		scan->instrument->nsearches++;
+#endif
 	memset(&so->counters, 0, sizeof(SpmCounters));
 
 	key = &scan->orderByData[0];

@@ -49,7 +49,7 @@ static int	cache_n = 0;
 static uint64 cache_stamp = 1;
 static Size skip_cache_bytes = 0;
 
-static void corrupt(Relation index, SpmSegment *seg, const char *what) pg_attribute_noreturn();
+pg_noreturn static void corrupt(Relation index, SpmSegment *seg, const char *what);
 static Page pin_page(Relation index, SpmPin *pin, BlockNumber blkno,
 					 Buffer *recent);
 
@@ -168,7 +168,7 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 	old = MemoryContextSwitchTo(cxt);
 	seg = palloc0(sizeof(SpmSegment));
 	seg->cxt = cxt;
-	seg->node = index->rd_node;
+	seg->node = SPM_REL_FILE(index);
 	seg->nonce = meta->nonce;
 	seg->segment_id = ref->segment_id;
 	seg->header = ref->header;
@@ -334,7 +334,7 @@ SpmGetSegment(Relation index, const SpmMetaPageData *meta, int i)
 		seg = cache[j];
 		if (seg->segment_id == ref->segment_id && seg->nonce == meta->nonce &&
 			seg->header == ref->header &&
-			RelFileNodeEquals(seg->node, index->rd_node))
+			SpmRelFileEquals(seg->node, SPM_REL_FILE(index)))
 		{
 			seg->stamp = cache_stamp;
 			return seg;
@@ -1029,7 +1029,7 @@ lock_posting_block(Relation index, SpmSegment *seg, BlockNumber blkno,
 	return (const char *) page + off;
 }
 
-static void block_corrupt(Relation index, BlockNumber blkno, int off) pg_attribute_noreturn();
+pg_noreturn static void block_corrupt(Relation index, BlockNumber blkno, int off);
 
 static void
 block_corrupt(Relation index, BlockNumber blkno, int off)

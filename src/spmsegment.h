@@ -13,9 +13,9 @@
 #define SPMSEGMENT_H
 
 #include "storage/buf.h"
-#include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
+#include "spmcompat.h"
 #include "spmformat.h"
 #include "spmpolicy.h"
 
@@ -32,7 +32,7 @@ typedef enum SpmStreamKind
 typedef struct SpmSegment
 {
 	/* identity: index (relfilenode + build nonce) and segment */
-	RelFileNode node;
+	SpmRelFile	node;
 	uint64		nonce;
 	uint32		segment_id;
 	BlockNumber header;

@@ -284,7 +284,7 @@ range_unlock(RangeReader *rr)
 	rr->page_lo = rr->page_hi = 0;
 }
 
-static void range_doc_corrupt(RangeReader *rr) pg_attribute_noreturn();
+pg_noreturn static void range_doc_corrupt(RangeReader *rr);
 
 static void
 range_doc_corrupt(RangeReader *rr)

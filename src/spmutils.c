@@ -99,7 +99,7 @@ SpmCheckPage(Relation index, Page page, BlockNumber blkno, SpmPageType type,
 			 errhint("REINDEX the index.")));
 }
 
-static void meta_corrupt(Relation index, const char *what) pg_attribute_noreturn();
+pg_noreturn static void meta_corrupt(Relation index, const char *what);
 
 static void
 meta_corrupt(Relation index, const char *what)

@@ -174,7 +174,7 @@ pending_bulkdelete(Relation index, IndexBulkDeleteResult *stats,
 		else
 			ReleaseBuffer(buf);
 		blkno = next;
-		vacuum_delay_point();
+		spm_vacuum_delay_point();
 	}
 	pfree(offs);
 }
@@ -229,7 +229,7 @@ spmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			SpmUnpin(&bitpin);
 			if (ndead > 0)
 				stats->tuples_removed += clear_alive_bits(index, seg, p, dead, ndead);
-			vacuum_delay_point();
+			spm_vacuum_delay_point();
 		}
 	}
 
@@ -380,7 +380,7 @@ reclaim_locked(Relation index, BufferAccessStrategy strategy,
 
 		if (marked(reach, blkno))
 			continue;
-		vacuum_delay_point();
+		spm_vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		/* a page someone holds locked is being written: not an orphan */
 		if (!ConditionalLockBuffer(buf))

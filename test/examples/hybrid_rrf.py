@@ -8,10 +8,13 @@ the server gives without any index (ORDER BY distance, id), and the sparse
 side must run on the sparse_maxscore index.
 
 When pgvector is not installed (Debian 12 has no package for it) the test
-says so and exits 0: it cannot run, it did not pass.
+says so and exits 0: it cannot run, it did not pass; unless
+SPARSEVEC_EXPECT_PGVECTOR=1 (test/run sets it where it installed
+pgvector): then that is a failure.
 
 Usage: hybrid_rrf.py RRF_SQL  (libpq environment variables)
 """
+import os
 import random
 import sys
 
@@ -33,6 +36,10 @@ def dense_text():
 def main():
     with psycopg.connect(autocommit=True) as conn:
         if conn.execute("SELECT FROM pg_available_extensions WHERE name = 'vector'").fetchone() is None:
+            if os.environ.get("SPARSEVEC_EXPECT_PGVECTOR") == "1":
+                print("FAIL - hybrid RRF recipe: pgvector should be installed on this server "
+                      "(SPARSEVEC_EXPECT_PGVECTOR=1) but is not")
+                return 1
             print("skip - hybrid RRF recipe: pgvector (extension \"vector\") is not installed "
                   "on this server, so the recipe was NOT tested")
             return 0

@@ -54,10 +54,12 @@ my $helpers = do
 
 =over
 
-=item spmw_node($name, conf => $lines, allows_streaming => 1)
+=item spmw_node($name, conf => $lines, allows_streaming => 1, no_data_checksums => 1)
 
 A started node with autovacuum off (plus the postgresql.conf lines
 $lines), the extension and the helper functions in database postgres.
+no_data_checksums: initdb without data checksums, which 18 turns on by
+default (15's Cluster.pm ignores the option: its initdb never does).
 
 =cut
 
@@ -65,7 +67,8 @@ sub spmw_node
 {
 	my ($name, %opts) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => $opts{allows_streaming} // 0);
+	$node->init(allows_streaming => $opts{allows_streaming} // 0,
+		no_data_checksums => $opts{no_data_checksums} // 0);
 	$node->append_conf('postgresql.conf', "autovacuum = off\n" . ($opts{conf} // ''));
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION sparsevec');

@@ -36,7 +36,7 @@ my %TYPE = (meta => 1, pending => 2, seghdr => 3, segdir => 4, dict => 5,
 	skip => 6, posting => 7, docmap => 8, alive => 9, nullmap => 10,
 	forward => 12, rangeidx => 13, rangemax => 14);
 
-my $node = spmw_node('spm_corrupt');
+my $node = spmw_node('spm_corrupt', no_data_checksums => 1);
 is($node->safe_psql('postgres', 'SHOW data_checksums'), 'off',
 	'no data checksums: the index itself must notice');
 

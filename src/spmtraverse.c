@@ -888,7 +888,45 @@ typedef struct SpmWindowPlan
 	int			npresent;		/* terms with a block in the window */
 	int			nne;			/* non-essential terms (MaxScore only) */
 	double		noness;			/* the sum of their window bounds */
+	bool		sparse;			/* TAAT: few postings (window_is_sparse) */
 } SpmWindowPlan;
+
+/*
+ * Is the window sparse: do its essential terms' blocks hold fewer than
+ * 1/SPM_SPARSE_RATIO postings per docid?  Then visiting the marked
+ * offsets (offer_touched) costs less than walking and clearing all of acc
+ * (offer_window).  Counted from the skip entries of the blocks that
+ * overlap the window (an upper bound), stopping at the first posting
+ * past the limit, so a dense window costs at most n / SPM_SPARSE_RATIO
+ * postings' worth of block counts.
+ */
+/* test/unit builds it with 1 too (every window sparse) */
+#ifndef SPM_SPARSE_RATIO
+#define SPM_SPARSE_RATIO	8
+#endif
+
+static bool
+window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b)
+{
+	int64		limit = (b - a) / SPM_SPARSE_RATIO;
+	int64		est = 0;
+
+	for (int i = 0; i < s->nterms; i++)
+	{
+		SpmTermCursor *c = &s->terms[i];
+
+		if (!c->essential)
+			continue;
+		for (int j = seek_block(c, c->tblk, a);
+			 j < c->term.nblocks && block_first(c, j) < b; j++)
+		{
+			est += c->term.count[j];
+			if (est > limit)
+				return false;
+		}
+	}
+	return true;
+}
 
 /* sort s->order[0 .. n) by window bound, ascending, ties in term order */
 static void
@@ -934,6 +972,7 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 	plan->npresent = 0;
 	plan->nne = 0;
 	plan->noness = 0.0;
+	plan->sparse = false;
 
 	/*
 	 * Pruning applies to the positive phase only: in the negative phase the
@@ -947,6 +986,22 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 		for (int i = 0; i < s->nterms; i++)
 			s->terms[i].essential = true;
 		plan->path = SPM_WINDOW_TAAT;
+		plan->sparse = window_is_sparse(s, a, b);
+		return;
+	}
+
+	/*
+	 * A sparse window is scored term-at-a-time without a plan: there is
+	 * little for MaxScore to skip, and its bounds, probes and recorded
+	 * postings cost more than the pass over them all (on the real-text
+	 * tier's keyword queries MaxScore was the slower arm)
+	 */
+	for (int i = 0; i < s->nterms; i++)
+		s->terms[i].essential = true;
+	if (window_is_sparse(s, a, b))
+	{
+		plan->path = SPM_WINDOW_TAAT;
+		plan->sparse = true;
 		return;
 	}
 
@@ -1128,42 +1183,6 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 	}
 }
 
-/*
- * Is the window sparse: do its essential terms' blocks hold fewer than
- * 1/SPM_SPARSE_RATIO postings per docid?  Then visiting the marked
- * offsets (offer_touched) costs less than walking and clearing all of acc
- * (offer_window).  Counted from the skip entries of the blocks that
- * overlap the window (an upper bound), stopping at the first posting
- * past the limit, so a dense window costs at most n / SPM_SPARSE_RATIO
- * postings' worth of block counts.
- */
-/* test/unit builds it with 1 too (every window sparse) */
-#ifndef SPM_SPARSE_RATIO
-#define SPM_SPARSE_RATIO	8
-#endif
-
-static bool
-window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b, bool present)
-{
-	int64		limit = (b - a) / SPM_SPARSE_RATIO;
-	int64		est = 0;
-
-	for (int i = 0; i < s->nterms; i++)
-	{
-		SpmTermCursor *c = &s->terms[i];
-
-		if (!(present ? c->present : c->essential))
-			continue;
-		for (int j = seek_block(c, c->tblk, a);
-			 j < c->term.nblocks && block_first(c, j) < b; j++)
-		{
-			est += c->term.count[j];
-			if (est > limit)
-				return false;
-		}
-	}
-	return true;
-}
 
 /*
  * Probe the non-essential terms for candidate d (partial = its essential
@@ -1301,22 +1320,10 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	partition_window(s, a, b, &plan);
 	if (plan.path == SPM_WINDOW_SKIP)
 		return;
-	if (plan.path == SPM_WINDOW_MAXSCORE && window_is_sparse(s, a, b, true))
-	{
-		/*
-		 * Few postings in all: MaxScore could save little of them, and its
-		 * probes and recorded postings cost more than the term-at-a-time
-		 * pass over them all (the kernel benchmark on short queries over
-		 * a large segment)
-		 */
-		for (int i = 0; i < s->nterms; i++)
-			s->terms[i].essential = s->terms[i].present;
-		mode = TAAT_MARK;
-	}
-	else if (plan.path == SPM_WINDOW_MAXSCORE)
+	if (plan.path == SPM_WINDOW_MAXSCORE)
 		mode = TAAT_RECORD;
 	else
-		mode = window_is_sparse(s, a, b, false) ? TAAT_MARK : TAAT_DENSE;
+		mode = plan.sparse ? TAAT_MARK : TAAT_DENSE;
 
 	/*
 	 * acc and touched are all zeros here: offer_window, offer_touched and

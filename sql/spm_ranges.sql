@@ -34,7 +34,7 @@ INSERT INTO spm_r SELECT i,
 	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300' ELSE spm_topic_sv(i) END,
 	i % 5
 FROM generate_series(1, 4000) i;
-CREATE INDEX spm_r_idx ON spm_r USING sparse_maxscore (v) WITH (pending_list_limit = 4096);
+CREATE INDEX spm_r_idx ON spm_r USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 4096);
 
 -- 24 queries: a topic's terms (positive, tied in every other query), and
 -- every sixth with one negative weight
@@ -204,7 +204,7 @@ DROP TABLE spm_r3;
 CREATE TABLE spm_rw (id int NOT NULL, v sparsevec(70000), grp int) WITH (autovacuum_enabled = off);
 INSERT INTO spm_rw SELECT i, CASE WHEN i % 97 = 0 THEN NULL ELSE spm_topic_sv(i, 233, 70000) END, i % 5
 FROM generate_series(1, 1500) i;
-CREATE INDEX spm_rw_idx ON spm_rw USING sparse_maxscore (v) WITH (pending_list_limit = 4096);
+CREATE INDEX spm_rw_idx ON spm_rw USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 4096);
 CREATE TABLE spm_rqw (qid int, q sparsevec);
 INSERT INTO spm_rqw SELECT n, spm_topic_q(n, 233, 70000) FROM generate_series(1, 24) n;
 SELECT q AS qw FROM spm_rqw WHERE qid = 1 \gset
@@ -227,8 +227,8 @@ CREATE TABLE spm_rs (v sparsevec(300));
 INSERT INTO spm_rs SELECT spm_topic_sv(i) FROM generate_series(1, 3000) i;
 CREATE TABLE spm_rs_wide (v sparsevec(70000));
 INSERT INTO spm_rs_wide SELECT regexp_replace(v::text, '/300$', '/70000')::sparsevec FROM spm_rs;
-CREATE INDEX spm_rs_idx ON spm_rs USING sparse_maxscore (v);
-CREATE INDEX spm_rs_wide_idx ON spm_rs_wide USING sparse_maxscore (v);
+CREATE INDEX spm_rs_idx ON spm_rs USING sparse_maxscore (v) WITH (ranges = on);
+CREATE INDEX spm_rs_wide_idx ON spm_rs_wide USING sparse_maxscore (v) WITH (ranges = on);
 SELECT pg_relation_size('spm_rs_idx') < pg_relation_size('spm_rs_wide_idx') AS fwd16_smaller;
 DROP TABLE spm_rs, spm_rs_wide;
 
@@ -246,8 +246,8 @@ INSERT INTO spm_ro SELECT i,
 FROM generate_series(1, 10000) i;
 CREATE TABLE spm_rn AS SELECT * FROM spm_ro;
 SET maintenance_work_mem = '1MB';
-CREATE INDEX spm_ro_idx ON spm_ro USING sparse_maxscore (v) WITH (reorder = on);
-CREATE INDEX spm_rn_idx ON spm_rn USING sparse_maxscore (v);
+CREATE INDEX spm_ro_idx ON spm_ro USING sparse_maxscore (v) WITH (ranges = on, reorder = on);
+CREATE INDEX spm_rn_idx ON spm_rn USING sparse_maxscore (v) WITH (ranges = on);
 RESET maintenance_work_mem;
 CREATE INDEX spm_bad_idx ON spm_rn USING sparse_maxscore (v) WITH (reorder = sometimes);
 SELECT documents, null_documents FROM sparse_maxscore_info('spm_ro_idx');
@@ -305,7 +305,7 @@ INSERT INTO spm_ron SELECT i,
 	i % 5
 FROM generate_series(1, 3000) i;
 SET maintenance_work_mem = '1MB';
-CREATE INDEX spm_ron_idx ON spm_ron USING sparse_maxscore (v) WITH (reorder = on);
+CREATE INDEX spm_ron_idx ON spm_ron USING sparse_maxscore (v) WITH (ranges = on, reorder = on);
 RESET maintenance_work_mem;
 SELECT count(*) FILTER (WHERE v::text LIKE '%:-%') > 900 AS negative_rows FROM spm_ron;
 SELECT spm_ranges_check('', 'spm_ron') AS reordered_negative;
@@ -320,14 +320,14 @@ CREATE TABLE spm_row (id int NOT NULL, v sparsevec(10000000), grp int) WITH (aut
 INSERT INTO spm_row SELECT i,
 	CASE WHEN i % 97 = 0 THEN NULL ELSE spm_topic_sv((i * 7919) % 10007, 32768, 10000000) END, i % 5
 FROM generate_series(1, 1500) i;
-CREATE INDEX spm_row_idx ON spm_row USING sparse_maxscore (v) WITH (reorder = on);
+CREATE INDEX spm_row_idx ON spm_row USING sparse_maxscore (v) WITH (ranges = on, reorder = on);
 CREATE TABLE spm_rqo (qid int, q sparsevec);
 INSERT INTO spm_rqo SELECT n, spm_topic_q(n, 32768, 10000000) FROM generate_series(1, 24) n;
 SELECT spm_ranges_check('', 'spm_row', 'spm_rqo') AS reordered_wide;
 DROP TABLE spm_row, spm_rqo;
 -- nothing to order: an empty table, only NULL rows, only empty vectors
 CREATE TABLE spm_roe (id int NOT NULL, v sparsevec(300));
-CREATE INDEX spm_roe_idx ON spm_roe USING sparse_maxscore (v) WITH (reorder = on);
+CREATE INDEX spm_roe_idx ON spm_roe USING sparse_maxscore (v) WITH (ranges = on, reorder = on);
 INSERT INTO spm_roe SELECT i, NULL FROM generate_series(1, 50) i;
 REINDEX INDEX spm_roe_idx;
 SELECT documents, null_documents FROM sparse_maxscore_info('spm_roe_idx');

@@ -57,7 +57,7 @@ spm_init(void)
 					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	add_bool_reloption(spm_relopt_kind, "ranges",
 					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
-					   true, ShareUpdateExclusiveLock);
+					   false, ShareUpdateExclusiveLock);
 	add_bool_reloption(spm_relopt_kind, "reorder",
 					   "CREATE INDEX and REINDEX give documents that share terms nearby docids (recursive graph bisection)",
 					   false, ShareUpdateExclusiveLock);
@@ -110,7 +110,7 @@ spmoptions(Datum reloptions, bool validate)
 SpmOptions *
 spm_get_options(Relation index)
 {
-	static SpmOptions defaults = {0, true, -1, 8, true, false};
+	static SpmOptions defaults = {0, true, -1, 8, false, false};
 
 	if (index->rd_options)
 		return (SpmOptions *) index->rd_options;

@@ -89,7 +89,7 @@ for my $c (@corpora)
 		  . "COPY $c->{name} FROM STDIN;\n"
 		  . join("\n", @lines)
 		  . "\n\\.\n"
-		  . "CREATE INDEX $c->{name}_idx ON $c->{name} USING sparse_maxscore (v);\n"
+		  . "CREATE INDEX $c->{name}_idx ON $c->{name} USING sparse_maxscore (v) WITH (ranges = on);\n"
 		  . "ANALYZE $c->{name};");
 
 	# queries: 1..60 terms over all dims (so some terms no row has), a
@@ -416,7 +416,7 @@ for my $c (@corpora)
 	my $logstart = -s $node->logfile;
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET maintenance_work_mem = '1MB';\n"
-		  . "CREATE INDEX $c->{name}_spill ON $c->{name} USING sparse_maxscore (v);");
+		  . "CREATE INDEX $c->{name}_spill ON $c->{name} USING sparse_maxscore (v) WITH (ranges = on);");
 	is($ret, 0, "$c->{name}: index built with maintenance_work_mem = 1MB")
 	  or diag($stderr);
 	my $log = slurp_file($node->logfile, $logstart);

@@ -42,8 +42,8 @@ FROM generate_series(1, 3000) i};
 $primary->safe_psql('postgres', qq{
 CREATE TABLE logged AS $rows;
 CREATE UNLOGGED TABLE unlogged AS $rows;
-CREATE INDEX logged_idx ON logged USING sparse_maxscore (v);
-CREATE INDEX unlogged_idx ON unlogged USING sparse_maxscore (v);
+CREATE INDEX logged_idx ON logged USING sparse_maxscore (v) WITH (ranges = on);
+CREATE INDEX unlogged_idx ON unlogged USING sparse_maxscore (v) WITH (ranges = on);
 });
 is($primary->safe_psql('postgres',
 		'SELECT count(*), count(*) FILTER (WHERE v IS NULL), count(*) FILTER (WHERE nnz(v) = 0) FROM logged'),

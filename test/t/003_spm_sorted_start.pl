@@ -35,7 +35,7 @@ SELECT i AS id, CASE WHEN i % 29 = 0 THEN NULL WHEN i % 41 = 0 THEN '{}/300'::sp
 			FROM (SELECT DISTINCT 1 + (i * j * 7907 + j * j * 31) % 290 AS t FROM generate_series(1, 1 + i % 23) j ORDER BY 1) s),
 		300) END AS v
 FROM generate_series(1, 4000) i;
-CREATE INDEX docs_idx ON docs USING sparse_maxscore (v);
+CREATE INDEX docs_idx ON docs USING sparse_maxscore (v) WITH (ranges = on);
 });
 is($node->safe_psql('postgres',
 		'SELECT count(*) FILTER (WHERE v IS NULL) > 0 AND count(*) FILTER (WHERE nnz(v) = 0) > 0 FROM docs'),

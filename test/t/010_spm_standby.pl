@@ -57,7 +57,7 @@ sub compare
 $primary->safe_psql('postgres', qq{
 CREATE TABLE docs (id int, v sparsevec);
 INSERT INTO docs @{[ $rows->(1, 2000) ]};
-CREATE INDEX docs_idx ON docs USING sparse_maxscore (v);
+CREATE INDEX docs_idx ON docs USING sparse_maxscore (v) WITH (ranges = on);
 });
 compare('build');
 
@@ -114,7 +114,7 @@ FROM generate_series(1, 3) k, generate_series(1, $dims, k) j GROUP BY k;
 $primary->safe_psql('postgres', qq{
 CREATE TABLE big (id int, v sparsevec) WITH (autovacuum_enabled = off);
 INSERT INTO big SELECT i, spmw_vec(i, 20, 300000) FROM generate_series(1, 200) i;
-CREATE INDEX big_idx ON big USING sparse_maxscore (v);
+CREATE INDEX big_idx ON big USING sparse_maxscore (v) WITH (ranges = on);
 INSERT INTO big SELECT 1000 + k, to_sparsevec(array_agg(j ORDER BY j), array_agg((((j % 9) + 1) / 4.0)::real ORDER BY j), 300000)
 FROM (VALUES (1, 5000), (2, 100000), (3, 1015)) s(k, n), generate_series(k, n * 3, 3) j GROUP BY k;
 });

@@ -35,7 +35,7 @@ my $row = "CASE WHEN i % 17 = 0 THEN NULL WHEN i % 23 = 0 THEN spmw_vec(i, 0, $d
 $node->safe_psql('postgres', qq{
 CREATE TABLE docs (id int, v sparsevec);
 INSERT INTO docs SELECT i, $row FROM generate_series(1, 1500) i;
-CREATE INDEX docs_idx ON docs USING sparse_maxscore (v) WITH (pending_list_limit = 64);
+CREATE INDEX docs_idx ON docs USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 64);
 CREATE SEQUENCE ids START 100000;
 CREATE TABLE wal_flush (x int);
 });

@@ -28,7 +28,7 @@ my $row = "CASE WHEN i % 29 = 0 THEN NULL WHEN i % 31 = 0 THEN spmw_vec(i, 0, $d
 $node->safe_psql('postgres', qq{
 CREATE TABLE churn (id int, v sparsevec);
 INSERT INTO churn SELECT i, $row FROM generate_series(1, 3000) i;
-CREATE INDEX churn_idx ON churn USING sparse_maxscore (v) WITH (pending_list_limit = 128);
+CREATE INDEX churn_idx ON churn USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 128);
 CREATE SEQUENCE ids START 10000;
 -- heap slots freed by the deletes so far
 CREATE TABLE freed (tid tid);
@@ -81,7 +81,7 @@ for my $limit ('4096', '64')
 	$node->safe_psql('postgres', qq{
 CREATE TABLE $t (id int, v sparsevec);
 INSERT INTO $t SELECT i, spmw_vec(i, 1 + i % 50, $dims) FROM generate_series(1, 3000) i;
-CREATE INDEX ${t}_idx ON $t USING sparse_maxscore (v) WITH (pending_list_limit = $limit);
+CREATE INDEX ${t}_idx ON $t USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = $limit);
 UPDATE $t SET v = spmw_vec(id + 100000, 1 + id % 50, $dims);
 UPDATE $t SET v = spmw_vec(id + 200000, 1 + id % 50, $dims);
 UPDATE $t SET v = spmw_vec(id + 300000, 1 + id % 50, $dims);
@@ -109,7 +109,7 @@ UPDATE $t SET v = spmw_vec(id + 300000, 1 + id % 50, $dims);
 # in an assertion failure (reclaim meeting a new, uninitialised page).
 $node->safe_psql('postgres', qq{
 CREATE TABLE gone (id int, v sparsevec);
-CREATE INDEX gone_idx ON gone USING sparse_maxscore (v);
+CREATE INDEX gone_idx ON gone USING sparse_maxscore (v) WITH (ranges = on);
 INSERT INTO gone VALUES (1, spmw_vec(1, 5, $dims)), (2, NULL);
 DELETE FROM gone;
 });

@@ -30,7 +30,7 @@ $node->safe_psql('postgres', qq{
 CREATE TABLE docs (id int, v sparsevec);
 INSERT INTO docs SELECT i, $row FROM generate_series(1, 2000) i;
 CREATE INDEX docs_idx ON docs USING sparse_maxscore (v)
-	WITH (pending_list_limit = 128, compact_segments = 4);
+	WITH (ranges = on, pending_list_limit = 128, compact_segments = 4);
 INSERT INTO docs SELECT i, $row FROM generate_series(2001, 3000) i;
 DELETE FROM docs WHERE id % 10 = 3;
 VACUUM docs;
@@ -95,7 +95,7 @@ sub stop_inserter
 
 my %seen;
 for my $how ('REINDEX INDEX docs_idx', 'REINDEX INDEX CONCURRENTLY docs_idx',
-	'DROP INDEX docs_idx; CREATE INDEX CONCURRENTLY docs_idx ON docs USING sparse_maxscore (v)')
+	'DROP INDEX docs_idx; CREATE INDEX CONCURRENTLY docs_idx ON docs USING sparse_maxscore (v) WITH (ranges = on)')
 {
 	my $from = $node->safe_psql('postgres', 'SELECT max(id) + 1 FROM docs');
 	my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM docs');
@@ -123,7 +123,7 @@ spmw_verify_ok($node, 'docs_idx', 'after the rebuilds, VACUUM', unreachable => 0
 $node->safe_psql('postgres', qq{
 CREATE UNLOGGED TABLE ul (id int, v sparsevec);
 INSERT INTO ul SELECT i, $row FROM generate_series(1, 1000) i;
-CREATE INDEX ul_idx ON ul USING sparse_maxscore (v) WITH (pending_list_limit = 64);
+CREATE INDEX ul_idx ON ul USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 64);
 INSERT INTO ul SELECT i, $row FROM generate_series(1001, 2000) i;
 DELETE FROM ul WHERE id % 5 = 0;
 VACUUM ul;
@@ -154,7 +154,7 @@ spmw_exact_ok($node, 'docs', $dims, 'logged table after the crash');
 $node->safe_psql('postgres', qq{
 CREATE TABLE tr (id int, v sparsevec);
 INSERT INTO tr SELECT i, $row FROM generate_series(1, 800) i;
-CREATE INDEX tr_idx ON tr USING sparse_maxscore (v) WITH (pending_list_limit = 64);
+CREATE INDEX tr_idx ON tr USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 64);
 INSERT INTO tr SELECT i, $row FROM generate_series(801, 1600) i;
 });
 spmw_exact_ok($node, 'tr', $dims, 'before TRUNCATE');
@@ -196,7 +196,7 @@ my $tmp = $node->background_psql('postgres');
 my $oid = $tmp->query_safe(qq{
 CREATE TEMP TABLE tmp_docs (id int, v sparsevec);
 INSERT INTO tmp_docs SELECT i, $row FROM generate_series(1, 100) i;
-CREATE INDEX tmp_docs_idx ON tmp_docs USING sparse_maxscore (v);
+CREATE INDEX tmp_docs_idx ON tmp_docs USING sparse_maxscore (v) WITH (ranges = on);
 INSERT INTO tmp_docs SELECT i, $row FROM generate_series(101, 150) i;
 SELECT 'tmp_docs_idx'::regclass::oid;});
 for my $f ('sparse_maxscore_flush', 'sparse_maxscore_compact', 'sparse_maxscore_info',

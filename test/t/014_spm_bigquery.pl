@@ -21,7 +21,7 @@ $node->safe_psql('postgres', qq{
 CREATE TABLE wide (id int, v sparsevec);
 INSERT INTO wide SELECT i, to_sparsevec(array_agg(j ORDER BY j), array_agg(((i * j) % 7 + 1)::real ORDER BY j), 5000)
 FROM generate_series(1, 300) i, generate_series(1, 1000) j GROUP BY i;
-CREATE INDEX wide_idx ON wide USING sparse_maxscore (v);
+CREATE INDEX wide_idx ON wide USING sparse_maxscore (v) WITH (ranges = on);
 INSERT INTO wide SELECT i, spmw_vec(i, 5000, 5000) FROM generate_series(301, 400) i;
 });
 cmp_ok($node->safe_psql('postgres', "SELECT pages FROM sparse_maxscore_info('wide_idx')"),
@@ -50,7 +50,7 @@ SELECT coalesce(spmw_diff('wide', v, 10), 'ok'), coalesce(spmw_diff('wide', v), 
 $node->safe_psql('postgres', q{
 CREATE TABLE rp (id int, v sparsevec(300));
 INSERT INTO rp SELECT i, spmw_vec(i, 30, 300) FROM generate_series(1, 20000) i;
-CREATE INDEX rp_idx ON rp USING sparse_maxscore (v);
+CREATE INDEX rp_idx ON rp USING sparse_maxscore (v) WITH (ranges = on);
 CREATE FUNCTION rp_check() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	msg text;

@@ -55,7 +55,7 @@ DROP TABLE IF EXISTS t;
 CREATE TABLE t (id int, v sparsevec(40));
 INSERT INTO t SELECT i, CASE WHEN i % 17 = 0 THEN NULL WHEN i % 23 = 0 THEN '{}/40' ELSE $row END
 	FROM generate_series(1, 400) i;
-CREATE INDEX t_idx ON t USING sparse_maxscore (v) WITH (pending_list_limit = 4096);
+CREATE INDEX t_idx ON t USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 4096);
 DELETE FROM t WHERE id % 31 = 0;
 VACUUM (INDEX_CLEANUP ON) t;
 INSERT INTO t SELECT i, ('{' || (i % 40 + 1) || ':1.25,' || ((i + 7) % 40 + 1) || ':-2}/40')::sparsevec
@@ -441,7 +441,7 @@ DROP TABLE IF EXISTS p;
 CREATE TABLE p (id int, v sparsevec(40));
 INSERT INTO p SELECT i, ('{' || (1 + i % 3) || ':' || (1 + i % 5) || ',' || (4 + i % 30) || ':0.5}/40')::sparsevec
 	FROM generate_series(1, 300) i;
-CREATE INDEX p_idx ON p USING sparse_maxscore (v);
+CREATE INDEX p_idx ON p USING sparse_maxscore (v) WITH (ranges = on);
 CHECKPOINT;
 });
 		return $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('p_idx')");

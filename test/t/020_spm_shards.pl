@@ -53,7 +53,7 @@ for my $i (1 .. $nshards)
 	my $s = spmw_node("shard$i", conf => "fsync = off\n");
 	$s->safe_psql('postgres', qq{
 CREATE TABLE docs (id int PRIMARY KEY, cat int NOT NULL, v sparsevec($dims));
-CREATE INDEX docs_v_idx ON docs USING sparse_maxscore (v);
+CREATE INDEX docs_v_idx ON docs USING sparse_maxscore (v) WITH (ranges = on);
 });
 	push @shards, $s;
 }

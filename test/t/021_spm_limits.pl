@@ -36,7 +36,7 @@ $node->safe_psql('postgres', qq{
 CREATE TABLE big (id int, v sparsevec($DIMS));
 INSERT INTO big SELECT i, CASE WHEN i % 101 = 0 THEN NULL WHEN i % 103 = 0 THEN '{}/$DIMS'
 	ELSE spmw_vec(i, 1 + i % 40, $DIMS, 0.3) END FROM generate_series(1, 8000) i;
-CREATE INDEX big_idx ON big USING sparse_maxscore (v) WITH (pending_list_limit = 65536);
+CREATE INDEX big_idx ON big USING sparse_maxscore (v) WITH (ranges = on, pending_list_limit = 65536);
 INSERT INTO big SELECT i, spmw_vec(i, 1 + i % 40, $DIMS, 0.3) FROM generate_series(8001, 9000) i;
 });
 
@@ -112,7 +112,7 @@ my $n = 0;
 for my $ms (@delays)
 {
 	$n += cancel_run('CREATE INDEX', "SET maintenance_work_mem = '1MB'",
-		"CREATE INDEX big_idx2 ON big USING sparse_maxscore (v)", $ms);
+		"CREATE INDEX big_idx2 ON big USING sparse_maxscore (v) WITH (ranges = on)", $ms);
 	$node->safe_psql('postgres', 'DROP INDEX IF EXISTS big_idx2');
 }
 cmp_ok($n, '>', 0, 'CREATE INDEX: cancelled at least once');

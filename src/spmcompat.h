@@ -2,8 +2,9 @@
  *
  * spmcompat.h
  *	  sparse_maxscore: what differs between the PostgreSQL versions built
- *	  against (15, 17 and 18; doc/notes-pg18.md).  Version tests on
- *	  PG_VERSION_NUM live here, or next to the one call that needs them.
+ *	  against (15, 17 and 18; doc/versions.md "PostgreSQL versions").
+ *	  Version tests on PG_VERSION_NUM live here, or next to the one call
+ *	  that needs them.
  *
  *-------------------------------------------------------------------------
  */

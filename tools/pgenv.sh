@@ -30,7 +30,7 @@
 # serves one, the helpers say so and which version it serves.
 #   SPARSEVEC_CACHE           cache directory (default /var/cache/sparsevec,
 #                             or ~/.cache/sparsevec when that is not writable)
-# doc/notes-pg18.md has the reasons.
+# doc/versions.md "PostgreSQL versions" has the reasons.
 
 PGMAJOR=${PGMAJOR:-15}
 PGENV_RUNAS=()

@@ -49,7 +49,7 @@ spmw_same_answers_ok($node, $node, 'docs', $dims, 'restored index', db1 => 'post
 	db2 => 'restored', ties => 1);
 spmw_exact_ok($node, 'docs', $dims, 'restored index', db => 'restored');
 is($node->safe_psql('restored', "SELECT reloptions FROM pg_class WHERE relname = 'docs_idx'"),
-	'{pending_list_limit=128,compact_segments=4}', 'restored index: reloptions kept');
+	'{ranges=on,pending_list_limit=128,compact_segments=4}', 'restored index: reloptions kept');
 $v = spmw_verify_ok($node, 'docs_idx', 'restored index', db => 'restored', unreachable => 0);
 is("$v->{segments} $v->{pending}", '1 0', 'restored index: built as one segment');
 # and it takes writes

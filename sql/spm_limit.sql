@@ -2,7 +2,8 @@
 -- sparse_maxscore: the LIMIT above a scan sizes its first round
 -- (src/spmlimit.c).  A hint never changes a result: every query is
 -- compared with a seq scan, and the rounds counter shows when the hint
--- was used.  Uses spm_setup's helpers.
+-- was used.  Uses spm_setup's helpers.  The index's weights are quantized:
+-- the executor rescores and takes a row or a few past the LIMIT.
 --
 SELECT setseed(0.57);
 SET enable_seqscan = off;

@@ -48,6 +48,9 @@ typedef struct SpmOptions
 								 * "Ranges") */
 	bool		reorder;		/* CREATE INDEX reorders docids (README
 								 * "Reordering") */
+	bool		quantize;		/* new segments without range data get
+								 * 1-byte weights (README "Quantized
+								 * weights") */
 } SpmOptions;
 
 extern int	spm_initial_k;

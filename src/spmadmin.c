@@ -401,6 +401,7 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	int			skipcap = 0;
 	uint32	   *docs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
 	float	   *ws = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+	float	   *los = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
 	uint64		postings = 0;
 	uint32		nterms = 0;
 	uint32		ndead = 0;
@@ -500,12 +501,30 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 			{
 				float4		bmax = -INFINITY;
 				float4		bmin = INFINITY;
+				int16		exp;
 
 				if (b < nb - 1 && skips[b].count != SPM_BLOCK_POSTINGS)
 					verify_fail(index, "segment %u term %u block %d is not full",
 								seg->segment_id, e->term, b);
 				SpmReadPostingBlock(index, seg, skips[b].blkno, skips[b].off,
-									skips[b].count, skips[b].last_docid, docs, ws, &pin);
+									skips[b].count, skips[b].last_docid, false,
+									docs, ws, &exp, &pin);
+				if (exp == SPM_QEXP_EXACT)
+					memcpy(los, ws, skips[b].count * sizeof(float));
+				else
+				{
+					int16		exp2;
+
+					if (ranges)
+						verify_fail(index, "segment %u term %u block %d is quantized in a segment with range data",
+									seg->segment_id, e->term, b);
+					if (!(seg->hdr.flags & SPM_SEG_QUANT))
+						verify_fail(index, "segment %u term %u block %d is quantized, the segment header says none is",
+									seg->segment_id, e->term, b);
+					SpmReadPostingBlock(index, seg, skips[b].blkno, skips[b].off,
+										skips[b].count, skips[b].last_docid, true,
+										docs, los, &exp2, &pin);
+				}
 				for (int j = 0; j < skips[b].count; j++)
 				{
 					if (anydoc && docs[j] <= prevdoc)
@@ -517,7 +536,8 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 					if (bitset_get(nulls, docs[j]))
 						verify_fail(index, "segment %u term %u has a posting for the NULL row %u",
 									seg->segment_id, e->term, docs[j]);
-					if (ws[j] == 0.0f || isnan(ws[j]) || isinf(ws[j]))
+					if ((exp == SPM_QEXP_EXACT && ws[j] == 0.0f) ||
+						isnan(ws[j]) || isinf(ws[j]) || !(los[j] <= ws[j]))
 						verify_fail(index, "segment %u term %u has an invalid weight",
 									seg->segment_id, e->term);
 					if (ranges)
@@ -530,7 +550,7 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 					prevdoc = docs[j];
 					hasposting[docs[j] / 8] |= 1 << (docs[j] % 8);
 					bmax = Max(bmax, ws[j]);
-					bmin = Min(bmin, ws[j]);
+					bmin = Min(bmin, los[j]);
 				}
 				if (bmax != skips[b].max_w || bmin != skips[b].min_w)
 					verify_fail(index, "segment %u term %u block %d: block max/min %g/%g, the skip entry says %g/%g",

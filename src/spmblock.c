@@ -107,7 +107,8 @@ delta_sizes(const uint32 *docids, int count, int *varbyte, int *packed,
  */
 static int
 encode_block(const uint32 *docids, const float *weights, int count,
-			 int codec, int width, char *out)
+			 int codec, int width, const SpmBlockQuant *quant,
+			 const int *codes, char *out)
 {
 	SpmBlockHeader hdr;
 	unsigned char *p;
@@ -161,24 +162,47 @@ encode_block(const uint32 *docids, const float *weights, int count,
 	hdr.first_docid = docids[0];
 	hdr.count = (uint8) count;
 	hdr.nbytes_ids = (uint16) nids;
+	if (quant)
+		hdr.flags |= SPM_BLOCK_QUANT;
 	memcpy(out, &hdr, sizeof(hdr));
 
 	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + nids);
 	memset(out + sizeof(SpmBlockHeader) + nids, 0,
 		   size - sizeof(SpmBlockHeader) - nids);
-	memcpy(out + size, weights, count * sizeof(float));
-	size += count * sizeof(float);
+	if (quant)
+	{
+		unsigned char *c = (unsigned char *) out + size + sizeof(SpmBlockQuant);
+		int			end = size + TYPEALIGN(4, sizeof(SpmBlockQuant) + count);
+
+		memcpy(out + size, quant, sizeof(SpmBlockQuant));
+		for (int i = 0; i < count; i++)
+			c[i] = (unsigned char) (codes[i] & 0xFF);
+		memset(c + count, 0, end - (size + sizeof(SpmBlockQuant) + count));
+		size = end;
+	}
+	else
+	{
+		memcpy(out + size, weights, count * sizeof(float));
+		size += count * sizeof(float);
+	}
 
 #ifdef USE_ASSERT_CHECKING
 	{
 		uint32		d[SPM_BLOCK_POSTINGS];
-		float		w[SPM_BLOCK_POSTINGS];
+		float		hi[SPM_BLOCK_POSTINGS];
+		float		lo[SPM_BLOCK_POSTINGS];
+		int16		e;
 
 		Assert(spm_block_size(out, size) == size);
-		Assert(spm_block_decode(out, size, count, docids[count - 1], d, w));
+		Assert(spm_block_decode_bounds(out, size, count, docids[count - 1],
+									   false, d, hi, &e));
+		Assert(spm_block_decode_bounds(out, size, count, docids[count - 1],
+									   true, d, lo, &e));
 		for (int i = 0; i < count; i++)
 			Assert(d[i] == docids[i] &&
-				   memcmp(&w[i], &weights[i], sizeof(float)) == 0);
+				   (quant ? (hi[i] >= weights[i] && lo[i] <= weights[i]) :
+					(memcmp(&hi[i], &weights[i], sizeof(float)) == 0 &&
+					 memcmp(&lo[i], &weights[i], sizeof(float)) == 0)));
 	}
 #endif
 
@@ -209,7 +233,126 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 						TYPEALIGN(4, sizeof(SpmBlockHeader) + packed) <=
 						TYPEALIGN(4, sizeof(SpmBlockHeader) + vb) ?
 						SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
-						width, out);
+						width, NULL, NULL, out);
+}
+
+/*
+ * Quantize count weights (spmblock.h): the smallest exponent e, at least
+ * SPM_QEXP_MIN and at least every exps[i] that is not SPM_QEXP_EXACT,
+ * whose codes ceil(w / 2^e) all fit the code range, into *exp, *is_signed
+ * and codes[].  exps == NULL means every weight is exact.  A weight with
+ * an exp is the upper end of its interval at that exp, so its code at
+ * e >= exp stands for the cell of the coarser grid that holds the whole
+ * interval (ceil(m / 2^d) - 1 = floor((m - 1) / 2^d)).  Returns false when
+ * no exponent up to SPM_QEXP_MAX fits.  Everything is computed in double,
+ * exactly: w * 2^-e is a power-of-two scaling of a float4.
+ */
+bool
+spm_quantize(const float *weights, const int16 *exps, int count,
+			 int16 *exp, bool *is_signed, int *codes)
+{
+	double		maxv = weights[0];
+	double		minv = weights[0];
+	int			emin = SPM_QEXP_MIN;
+	bool		neg = false;
+	int			x;
+	int			e;
+	int			hi_lim;
+	int			lo_lim;
+
+	for (int i = 0; i < count; i++)
+	{
+		double		v = weights[i];
+		bool		exact = exps == NULL || exps[i] == SPM_QEXP_EXACT;
+
+		if (isnan(v) || isinf(v))
+			return false;
+		if (!exact)
+			emin = Max(emin, exps[i]);
+		/* an upper end <= 0 stands for a negative weight */
+		if (exact ? v < 0.0 : v <= 0.0)
+			neg = true;
+		maxv = Max(maxv, v);
+		minv = Min(minv, v);
+	}
+	hi_lim = neg ? 127 : 255;
+	lo_lim = neg ? -127 : 0;
+	(void) frexp(Max(fabs(maxv), fabs(minv)), &x);	/* |w| < 2^x */
+	e = Max(emin, x - 8);
+	for (;; e++)
+	{
+		if (e > SPM_QEXP_MAX)
+			return false;
+		if (ceil(ldexp(maxv, -e)) <= hi_lim && ceil(ldexp(minv, -e)) >= lo_lim)
+			break;
+	}
+	for (int i = 0; i < count; i++)
+		codes[i] = (int) ceil(ldexp((double) weights[i], -e));
+	*exp = (int16) e;
+	*is_signed = neg;
+	return true;
+}
+
+/*
+ * Encode count postings like spm_block_encode, with their weights
+ * quantized when quantize is true and the block can be (spmblock.h; else
+ * raw).  exps gives each weight's exponent, SPM_QEXP_EXACT for an exact
+ * weight (NULL: all exact); an inexact weight in a block that stays raw
+ * is an error of the caller's (returns -1).  *bmax and *bmin receive the
+ * largest upper end and the smallest lower end the block decodes to: the
+ * bounds for its skip entry.
+ */
+int
+spm_block_encode_bounds(const uint32 *docids, const float *weights,
+						const int16 *exps, int count, bool quantize,
+						char *out, float *bmax, float *bmin)
+{
+	int			vb;
+	int			packed;
+	int			width;
+	int			codec;
+	int			codes[SPM_BLOCK_POSTINGS];
+	SpmBlockQuant q;
+	bool		is_signed;
+	bool		any_inexact = false;
+
+	if (exps)
+		for (int i = 0; i < count; i++)
+			any_inexact |= exps[i] != SPM_QEXP_EXACT;
+
+	delta_sizes(docids, count, &vb, &packed, &width);
+	codec = TYPEALIGN(4, sizeof(SpmBlockHeader) + packed) <=
+		TYPEALIGN(4, sizeof(SpmBlockHeader) + vb) ?
+		SPM_CODEC_PACKED : SPM_CODEC_VARBYTE;
+
+	if ((quantize && count >= SPM_QUANT_MIN_POSTINGS) || any_inexact)
+	{
+		if (spm_quantize(weights, exps, count, &q.exp, &is_signed, codes))
+		{
+			float		scale = ldexpf(1.0f, q.exp);
+
+			q.qflags = is_signed ? SPM_QUANT_SIGNED : 0;
+			q.reserved = 0;
+			*bmax = (float) codes[0] * scale;
+			*bmin = (float) (codes[0] - 1) * scale;
+			for (int i = 1; i < count; i++)
+			{
+				*bmax = Max(*bmax, (float) codes[i] * scale);
+				*bmin = Min(*bmin, (float) (codes[i] - 1) * scale);
+			}
+			return encode_block(docids, weights, count, codec, width, &q,
+								codes, out);
+		}
+		if (any_inexact)
+			return -1;
+	}
+	*bmax = *bmin = weights[0];
+	for (int i = 1; i < count; i++)
+	{
+		*bmax = Max(*bmax, weights[i]);
+		*bmin = Min(*bmin, weights[i]);
+	}
+	return encode_block(docids, weights, count, codec, width, NULL, NULL, out);
 }
 
 /*
@@ -225,7 +368,8 @@ spm_block_encode_codec(const uint32 *docids, const float *weights, int count,
 	int			width;
 
 	delta_sizes(docids, count, &vb, &packed, &width);
-	return encode_block(docids, weights, count, codec, width, out);
+	return encode_block(docids, weights, count, codec, width, NULL, NULL,
+						out);
 }
 
 /*
@@ -237,24 +381,78 @@ spm_block_size(const char *block, int avail)
 {
 	SpmBlockHeader hdr;
 	int			size;
+	int			codec;
 
 	if (avail < (int) sizeof(SpmBlockHeader))
 		return -1;
 	memcpy(&hdr, block, sizeof(hdr));
 	if (hdr.count < 1 || hdr.count > SPM_BLOCK_POSTINGS)
 		return -1;
-	if (hdr.flags == 0)
+	codec = hdr.flags & ~SPM_BLOCK_QUANT;
+	if (codec == 0)
 	{
 		if (hdr.nbytes_ids < hdr.count - 1 || hdr.nbytes_ids > (hdr.count - 1) * 5)
 			return -1;
 	}
-	else if ((hdr.flags & ~SPM_BLOCK_WIDTH_MASK) != SPM_BLOCK_PACKED ||
-			 (hdr.flags & SPM_BLOCK_WIDTH_MASK) > 32 ||
-			 hdr.nbytes_ids != SPM_PACKED_BYTES(hdr.count, hdr.flags & SPM_BLOCK_WIDTH_MASK))
+	else if ((codec & ~SPM_BLOCK_WIDTH_MASK) != SPM_BLOCK_PACKED ||
+			 (codec & SPM_BLOCK_WIDTH_MASK) > 32 ||
+			 hdr.nbytes_ids != SPM_PACKED_BYTES(hdr.count, codec & SPM_BLOCK_WIDTH_MASK))
 		return -1;
-	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids) +
-		hdr.count * sizeof(float);
+	size = TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids);
+	if (hdr.flags & SPM_BLOCK_QUANT)
+	{
+		SpmBlockQuant q;
+
+		if (size + (int) sizeof(SpmBlockQuant) > avail)
+			return -1;
+		memcpy(&q, block + size, sizeof(q));
+		if (q.exp < SPM_QEXP_MIN || q.exp > SPM_QEXP_MAX ||
+			(q.qflags & ~SPM_QUANT_SIGNED) != 0 || q.reserved != 0)
+			return -1;
+		size += TYPEALIGN(4, sizeof(SpmBlockQuant) + hdr.count);
+	}
+	else
+		size += hdr.count * sizeof(float);
 	return size <= avail ? size : -1;
+}
+
+/*
+ * The weights of a block that spm_block_size accepted, into w[]: raw
+ * ones as stored, quantized ones as the upper (or, lower = true, the
+ * lower) ends of their intervals; *exp gets the block's exponent, or
+ * SPM_QEXP_EXACT for raw weights.  The products code * 2^exp are exact
+ * in float4: |code| <= 256 and exp in [SPM_QEXP_MIN, SPM_QEXP_MAX].
+ */
+static void
+block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
+			  float *w, int16 *exp)
+{
+	const char *wp = block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr->nbytes_ids);
+	int			count = hdr->count;
+
+	if (hdr->flags & SPM_BLOCK_QUANT)
+	{
+		SpmBlockQuant q;
+		const unsigned char *c = (const unsigned char *) wp + sizeof(SpmBlockQuant);
+		float		scale;
+		float		shift;
+
+		memcpy(&q, wp, sizeof(q));
+		scale = ldexpf(1.0f, q.exp);
+		shift = lower ? 1.0f : 0.0f;
+		if (q.qflags & SPM_QUANT_SIGNED)
+			for (int i = 0; i < count; i++)
+				w[i] = ((float) (int8) c[i] - shift) * scale;
+		else
+			for (int i = 0; i < count; i++)
+				w[i] = ((float) c[i] - shift) * scale;
+		*exp = q.exp;
+	}
+	else
+	{
+		memcpy(w, wp, count * sizeof(float));
+		*exp = SPM_QEXP_EXACT;
+	}
 }
 
 /*
@@ -265,6 +463,22 @@ spm_block_size(const char *block, int avail)
 bool
 spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 				 uint32 *docids, float *weights)
+{
+	int16		exp;
+
+	return spm_block_decode_bounds(block, avail, count, last_docid, false,
+								   docids, weights, &exp);
+}
+
+/*
+ * The same, with quantized weights decoded as the lower ends of their
+ * intervals when lower is true (for a negative query weight), and the
+ * block's exponent in *exp (SPM_QEXP_EXACT: raw weights).
+ */
+bool
+spm_block_decode_bounds(const char *block, int avail, int count,
+						uint32 last_docid, bool lower, uint32 *docids,
+						float *weights, int16 *exp)
 {
 	SpmBlockHeader hdr;
 	const unsigned char *p;
@@ -284,13 +498,14 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 	d = hdr.first_docid;
 	docids[0] = d;
 
-	if (hdr.flags != 0)
+	if ((hdr.flags & ~SPM_BLOCK_QUANT) != 0)
 	{
 		/*
 		 * Packed: no branch per posting.  The sum runs in 64 bits and must
 		 * end at last_docid, so no docid can have wrapped around.  A load
 		 * of 8 bytes at any byte of the deltas stays inside the block: the
-		 * weights behind them take 8 bytes or more once count >= 2.
+		 * weights behind them take 8 bytes or more once count >= 2 (raw:
+		 * 4 a posting; quantized: 4 + count, padded to 4).
 		 */
 		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
 		uint64		mask = (UINT64CONST(1) << width) - 1;
@@ -333,13 +548,13 @@ spm_block_decode(const char *block, int avail, int count, uint32 last_docid,
 			return false;
 	}
 
-	memcpy(weights, block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids),
-		   count * sizeof(float));
+	block_weights(block, &hdr, lower, weights, exp);
 	return true;
 }
 
 /*
  * Decode the block and add q * w of every posting to acc[docid - base]
+ * (w the upper end of a quantized weight, the lower end when q < 0)
  * directly, for a block whose postings all lie in [base, base + mask]
  * (mask + 1 = the accumulator's size, a power of two; the caller checked
  * the range from the skip entry).  Same checks as spm_block_decode;
@@ -355,9 +570,9 @@ spm_block_accumulate(const char *block, int avail, int count,
 	SpmBlockHeader hdr;
 	const unsigned char *p;
 	const unsigned char *end;
-	const char *wp;
+	float		wv[SPM_BLOCK_POSTINGS];
+	int16		exp;
 	uint32		d;
-	float		w;
 	int			size;
 
 	size = spm_block_size(block, avail);
@@ -369,12 +584,12 @@ spm_block_accumulate(const char *block, int avail, int count,
 
 	p = (const unsigned char *) block + sizeof(SpmBlockHeader);
 	end = p + hdr.nbytes_ids;
-	wp = block + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids);
+	/* a negative q takes the lower ends: q * w is never below the exact */
+	block_weights(block, &hdr, q < 0, wv, &exp);
 	d = hdr.first_docid;
-	memcpy(&w, wp, sizeof(float));
-	acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
+	acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, wv[0]);
 
-	if (hdr.flags != 0)
+	if ((hdr.flags & ~SPM_BLOCK_QUANT) != 0)
 	{
 		/* packed: as in spm_block_decode */
 		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
@@ -387,8 +602,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 
 			d64 += packed_value(p, i - 1, width, vmask) + 1;
 			di = (uint32) d64;
-			memcpy(&w, wp + i * sizeof(float), sizeof(float));
-			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, w);
+			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, wv[i]);
 		}
 		return d64 == last_docid;
 	}
@@ -410,8 +624,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 			bad |= (unsigned char) (delta - 1) | delta; /* 0 or >= 0x80 */
 			d64 += delta;
 			di = (uint32) d64;
-			memcpy(&w, wp + i * sizeof(float), sizeof(float));
-			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, w);
+			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, wv[i]);
 		}
 		return !(bad & 0x80) && d64 == last_docid;
 	}
@@ -420,8 +633,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 	{
 		if (!next_docid(&p, end, &d))
 			return false;
-		memcpy(&w, wp + i * sizeof(float), sizeof(float));
-		acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, w);
+		acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, wv[i]);
 	}
 	return p == end && d == last_docid;
 }

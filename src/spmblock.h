@@ -10,7 +10,10 @@
  *	docid deltas				nbytes_ids bytes, count - 1 of them, in one
  *								of two codecs (flags)
  *	padding						to a multiple of 4
- *	float4 weights[count]		raw, bit-identical to the heap value
+ *	weights, in one of two forms (flags & SPM_BLOCK_QUANT):
+ *	  raw		float4 weights[count], bit-identical to the heap value
+ *	  quantized	SpmBlockQuant (4 bytes), then one code byte per posting,
+ *				padded to a multiple of 4 (format version 5)
  *
  * Docids are segment-local (uint32).  The first one is absolute (in the
  * header); the others are deltas d[i] - d[i-1] >= 1:
@@ -28,6 +31,19 @@
  * unless one delta of the block is far larger than the others; the choice
  * is measured in doc/decisions.md, "Bit-packed docid deltas".  The codec
  * has no buffer-manager calls so that it can be tested outside the server.
+ *
+ * Quantized weights (src/README "Quantized weights").  A code m stands for
+ * the interval ((m - 1) * 2^exp, m * 2^exp] that holds the exact weight:
+ * decoded for a positive query weight as its upper end, for a negative
+ * one as its lower end, so that every product q * w the index adds is at
+ * least the exact one.  Codes are uint8 (1..255) when every weight of the
+ * block is positive, else int8 (-127..127, SPM_QUANT_SIGNED).  The grid
+ * of exponent e is nested in the grid of every larger exponent, so a
+ * merge re-encodes a quantized posting at an exponent >= its own without
+ * widening its interval beyond one cell of the new grid (the postings'
+ * exps given to spm_block_encode_bounds).  Blocks of fewer than 3
+ * postings, and blocks whose weights no exponent in [SPM_QEXP_MIN,
+ * SPM_QEXP_MAX] can hold, stay raw: exact.
  *
  * Besides the codec, this header holds the few pieces of the segment
  * format that the writers, the segment reader and the kernels all use,
@@ -52,6 +68,21 @@ typedef struct SpmBlockHeader
 
 #define SPM_BLOCK_PACKED	0x40	/* flags: packed deltas; low bits: width */
 #define SPM_BLOCK_WIDTH_MASK 0x3F
+#define SPM_BLOCK_QUANT		0x80	/* flags: quantized weights */
+
+/* in front of the codes of a quantized block */
+typedef struct SpmBlockQuant
+{
+	int16		exp;			/* SPM_QEXP_MIN..SPM_QEXP_MAX */
+	uint8		qflags;			/* SPM_QUANT_SIGNED or 0 */
+	uint8		reserved;		/* 0 */
+} SpmBlockQuant;
+
+#define SPM_QUANT_SIGNED	0x01
+#define SPM_QEXP_MIN		(-149)	/* 2^-149: the smallest float4 */
+#define SPM_QEXP_MAX		120		/* 255 * 2^120 < FLT_MAX */
+#define SPM_QEXP_EXACT		(-32768)	/* a posting's weight is exact */
+#define SPM_QUANT_MIN_POSTINGS 3	/* below, raw takes no more bytes */
 
 /* codecs for spm_block_encode_codec */
 #define SPM_CODEC_VARBYTE	0
@@ -69,9 +100,19 @@ extern int	spm_block_encode(const uint32 *docids, const float *weights,
 							 int count, char *out);
 extern int	spm_block_encode_codec(const uint32 *docids, const float *weights,
 								   int count, int codec, char *out);
+extern int	spm_block_encode_bounds(const uint32 *docids,
+									const float *weights, const int16 *exps,
+									int count, bool quantize, char *out,
+									float *bmax, float *bmin);
 extern int	spm_block_size(const char *block, int avail);
 extern bool spm_block_decode(const char *block, int avail, int count,
 							 uint32 last_docid, uint32 *docids, float *weights);
+extern bool spm_block_decode_bounds(const char *block, int avail, int count,
+									uint32 last_docid, bool lower,
+									uint32 *docids, float *weights,
+									int16 *exp);
+extern bool spm_quantize(const float *weights, const int16 *exps, int count,
+						 int16 *exp, bool *is_signed, int *codes);
 extern bool spm_block_accumulate(const char *block, int avail, int count,
 								 uint32 last_docid, double q, double *acc,
 								 uint32 base, uint32 mask);

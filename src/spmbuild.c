@@ -421,6 +421,8 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 	st.writer = spm_writer_begin(index, fork, false, 1, 0);
 	if (!spm_get_options(index)->ranges)
 		spm_writer_no_ranges(st.writer);
+	if (!spm_get_options(index)->quantize)
+		spm_writer_exact(st.writer);
 
 	if (heap != NULL)
 	{

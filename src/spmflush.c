@@ -145,6 +145,8 @@ spm_flush_locked(Relation index, Size mem)
 								 copy.next_segment_id, copy.pending_docid_lo);
 	if (!spm_get_options(index)->ranges)
 		spm_writer_no_ranges(fs.writer);
+	if (!spm_get_options(index)->quantize)
+		spm_writer_exact(fs.writer);
 	/* before the documents: the forward copy's layout depends on it */
 	spm_writer_set_dims(fs.writer, copy.dims);
 	fs.sorter = spm_sorter_begin(mem, false);

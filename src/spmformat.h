@@ -25,10 +25,11 @@
  * ----------------------------------------------------------------
  */
 #define SPM_MAGIC			0x53504D31	/* "SPM1" */
-#define SPM_VERSION			4	/* 2: packed docid deltas (spmblock.h);
+#define SPM_VERSION			5	/* 2: packed docid deltas (spmblock.h);
 								 * 3: range maxima and forward copy;
 								 * 4: 16-bit terms in the forward copy
-								 * (SPM_SEG_FWD16) */
+								 * (SPM_SEG_FWD16);
+								 * 5: quantized weights (SPM_SEG_QUANT) */
 #define SPM_VERSION_OLDEST	1	/* the oldest format this library reads */
 #define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
 
@@ -207,6 +208,9 @@ typedef struct SpmSegmentHeaderData
 									 * (README "Ranges"; with SPM_SEG_RANGES,
 									 * when dims <= SPM_FWD16_DIMS) */
 #define SPM_FWD16_DIMS		65536
+#define SPM_SEG_QUANT		0x0400	/* has quantized posting blocks: its
+									 * scores are upper bounds (README
+									 * "Quantized weights"; version 5) */
 
 /*
  * Bytes of the elements of a forward-copy document of nnz elements, after

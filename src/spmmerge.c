@@ -184,6 +184,7 @@ spm_merge_segments(Relation index, int first, int last,
 	float	   *ws = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
 	uint32	   *odocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
 	float	   *ows = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+	int16	   *oexps = palloc(SPM_BLOCK_POSTINGS * sizeof(int16));
 	int			skipcap = 64;
 	SpmSkipEntry *skips = palloc(skipcap * sizeof(SpmSkipEntry));
 	Buffer		metabuf;
@@ -258,6 +259,8 @@ spm_merge_segments(Relation index, int first, int last,
 		}
 		if (!ranges)
 			spm_writer_no_ranges(w);
+		if (!spm_get_options(index)->quantize)
+			spm_writer_exact(w);
 
 		/* docmap: every docid of [lo, hi), dead ones and gaps flagged */
 		for (uint64 g = lo; g < hi; g++)
@@ -343,19 +346,26 @@ spm_merge_segments(Relation index, int first, int last,
 				for (int b = 0; b < nb; b++)
 				{
 					int			n = 0;
+					int16		exp;
 
+					/*
+					 * Quantized weights go on as the upper ends of their
+					 * intervals with their exponent, re-encoded on a grid
+					 * that holds each interval in one cell (spmblock.h).
+					 */
 					SpmReadPostingBlock(index, in[k].seg, skips[b].blkno, skips[b].off,
 										skips[b].count, skips[b].last_docid,
-										docs, ws, &bpin);
+										false, docs, ws, &exp, &bpin);
 					for (int p = 0; p < skips[b].count; p++)
 					{
 						if (!bit_is_set(in[k].alive, docs[p]))
 							continue;
 						odocs[n] = (uint32) (in[k].ref.docid_lo + docs[p] - lo);
 						ows[n] = ws[p];
+						oexps[n] = exp;
 						n++;
 					}
-					spm_writer_postings(w, odocs, ows, n);
+					spm_writer_postings_bounds(w, odocs, ows, oexps, n);
 				}
 				if (!dict_next(index, &in[k]))
 					in[k].pos = -2;

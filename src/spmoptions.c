@@ -61,6 +61,9 @@ spm_init(void)
 	add_bool_reloption(spm_relopt_kind, "reorder",
 					   "CREATE INDEX and REINDEX give documents that share terms nearby docids (recursive graph bisection)",
 					   false, ShareUpdateExclusiveLock);
+	add_bool_reloption(spm_relopt_kind, "quantize",
+					   "Stores the weights of new segments without range data in one byte each; the executor rescores the rows the scan returns",
+					   true, ShareUpdateExclusiveLock);
 	add_int_reloption(spm_relopt_kind, "compact_segments",
 					  "Compact at VACUUM when the index has more segments than this",
 					  8, 1, SPM_MAX_SEGMENTS - 2, ShareUpdateExclusiveLock);
@@ -100,6 +103,7 @@ spmoptions(Datum reloptions, bool validate)
 		{"compact_segments", RELOPT_TYPE_INT, offsetof(SpmOptions, compactSegments)},
 		{"ranges", RELOPT_TYPE_BOOL, offsetof(SpmOptions, ranges)},
 		{"reorder", RELOPT_TYPE_BOOL, offsetof(SpmOptions, reorder)},
+		{"quantize", RELOPT_TYPE_BOOL, offsetof(SpmOptions, quantize)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, spm_relopt_kind,
@@ -110,7 +114,7 @@ spmoptions(Datum reloptions, bool validate)
 SpmOptions *
 spm_get_options(Relation index)
 {
-	static SpmOptions defaults = {0, true, -1, 8, false, false};
+	static SpmOptions defaults = {0, true, -1, 8, false, false, true};
 
 	if (index->rd_options)
 		return (SpmOptions *) index->rd_options;

@@ -77,6 +77,9 @@ typedef struct SpmScanOpaqueData
 	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
 	bool		hint_taken;		/* limit_hint looked up (once per scan) */
 	SpmAfter	after;			/* last row returned by the rounds */
+	bool		recheck;		/* some segment has quantized weights: the
+								 * executor rescores (README "Quantized
+								 * weights") */
 	uint64		pos;			/* docid-order phases: next docid */
 	int			batch;			/* docid-order phases: batch size */
 
@@ -95,6 +98,9 @@ typedef struct SpmScanOpaqueData
 } SpmScanOpaqueData;
 
 typedef SpmScanOpaqueData *SpmScanOpaque;
+
+/* rows a first round takes past a LIMIT when the executor rescores */
+#define SPM_RECHECK_EXTRA	16
 
 /* the most recent scan of this backend, for sparse_maxscore_last_scan() */
 SpmCounters spm_last_scan;
@@ -171,7 +177,11 @@ get_segments(IndexScanDesc scan, const SpmMetaPageData *meta)
 	SpmSegment **segs = palloc(Max(meta->nsegments, 1) * sizeof(SpmSegment *));
 
 	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
 		segs[i] = SpmGetSegment(scan->indexRelation, meta, (int) i);
+		if (segs[i]->hdr.flags & SPM_SEG_QUANT)
+			((SpmScanOpaque) scan->opaque)->recheck = true;
+	}
 	return segs;
 }
 
@@ -186,8 +196,17 @@ run_round(IndexScanDesc scan)
 	MemoryContext old = begin_round(scan, &meta);
 	SpmSegment **segs = get_segments(scan, &meta);
 	SpmTopK		topk;
-	int			k = so->k;
+	int			k;
 
+	/*
+	 * With quantized segments the executor rescores the rows in the order
+	 * of their bounds and needs rows past the LIMIT before it can return
+	 * the last one: the first round takes max(LIMIT, 16) more, so that one
+	 * round usually serves the whole query (README "Quantized weights").
+	 */
+	if (so->recheck && so->counters.rounds == 0 && so->limit_hint > 0)
+		so->k = Min(so->kmax, so->k + Max(so->k, SPM_RECHECK_EXTRA));
+	k = so->k;
 	so->counters.rounds++;
 	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
 
@@ -637,6 +656,7 @@ start_scan(IndexScanDesc scan)
 	if (so->query != NULL && so->k > so->kmax)
 		so->state = SPM_SCAN_SORTED;
 	so->after.active = false;
+	so->recheck = false;
 	so->pos = 0;
 	so->batch = 256;
 }
@@ -661,9 +681,9 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 
 			scan->xs_heaptid = h->tid;
 			scan->xs_recheck = false;
-			scan->xs_recheckorderby = false;
 			scan->xs_orderbyvals[0] = Float8GetDatum(-h->score);
 			scan->xs_orderbynulls[0] = isnan(h->score) || so->query == NULL;
+			scan->xs_recheckorderby = so->recheck && !scan->xs_orderbynulls[0];
 			so->counters.rows_returned++;
 			return true;
 		}
@@ -672,7 +692,7 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 			if (sort_next(scan))
 			{
 				scan->xs_recheck = false;
-				scan->xs_recheckorderby = false;
+				scan->xs_recheckorderby = so->recheck;
 				so->counters.rows_returned++;
 				return true;
 			}

@@ -1043,19 +1043,22 @@ block_corrupt(Relation index, BlockNumber blkno, int off)
 
 /*
  * Decode the posting block at (blkno, off), described by its skip entry's
- * count and last docid, into docids/weights.  pin keeps the page pinned
- * between calls (never locked).
+ * count and last docid, into docids/weights: quantized weights as the
+ * upper ends of their intervals, or the lower ends if lower is true, and
+ * the block's exponent into *exp (spm_block_decode_bounds).  pin keeps
+ * the page pinned between calls (never locked).
  */
 void
 SpmReadPostingBlock(Relation index, SpmSegment *seg, BlockNumber blkno,
-					int off, int count, uint32 last, uint32 *docids,
-					float *weights, SpmPin *pin)
+					int off, int count, uint32 last, bool lower,
+					uint32 *docids, float *weights, int16 *exp, SpmPin *pin)
 {
 	int			avail;
 	const char *block = lock_posting_block(index, seg, blkno, off, count,
 										   &avail, pin);
 	bool		ok = block &&
-		spm_block_decode(block, avail, count, last, docids, weights);
+		spm_block_decode_bounds(block, avail, count, last, lower, docids,
+								weights, exp);
 
 	LockBuffer(pin->buf, BUFFER_LOCK_UNLOCK);
 	if (!ok)

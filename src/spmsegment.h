@@ -105,8 +105,8 @@ extern int	SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
 							SpmDictEntry *out);
 extern void SpmReadPostingBlock(Relation index, SpmSegment *seg,
 								BlockNumber blkno, int off, int count,
-								uint32 last, uint32 *docids, float *weights,
-								SpmPin *pin);
+								uint32 last, bool lower, uint32 *docids,
+								float *weights, int16 *exp, SpmPin *pin);
 extern void SpmAccumulatePostingBlock(Relation index, SpmSegment *seg,
 									  BlockNumber blkno, int off, int count,
 									  uint32 last, double q, double *acc,

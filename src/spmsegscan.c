@@ -66,10 +66,12 @@ read_block(void *arg, const SpmQueryTerm *term, int b,
 		   uint32 *docids, float *weights)
 {
 	SpmReader  *r = arg;
+	int16		exp;
 
+	/* a negative query weight takes the lower ends (spmblock.h) */
 	SpmReadPostingBlock(r->index, r->seg, term->blkno[b], term->off[b],
-						term->count[b], term->last[b], docids, weights,
-						reader_pin(r, term));
+						term->count[b], term->last[b], term->q < 0, docids,
+						weights, &exp, reader_pin(r, term));
 }
 
 static void

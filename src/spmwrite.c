@@ -111,6 +111,11 @@ struct SpmWriter
 	int			bn;
 	uint32		bdocs[SPM_BLOCK_POSTINGS];
 	float		bw[SPM_BLOCK_POSTINGS];
+	int16		bexp[SPM_BLOCK_POSTINGS];	/* SPM_QEXP_EXACT or a quantized
+											 * weight's exponent */
+	bool		bexact;			/* every buffered weight is exact */
+	bool		quant;			/* a block was quantized (SPM_SEG_QUANT) */
+	bool		exact;			/* quantize only what comes quantized */
 	char		enc[SPM_BLOCK_MAX_BYTES];
 
 	/* ranges and the forward copy (README "Ranges") */
@@ -311,6 +316,8 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 {
 	SpmWriter  *w = palloc0(sizeof(SpmWriter));
 
+	w->bexact = true;
+
 	w->cxt = CurrentMemoryContext;
 	w->index = index;
 	w->fork = fork;
@@ -357,6 +364,16 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
  * Write no range maxima and no forward copy (a merge of segments that
  * have none).  Call before the first document.
  */
+/*
+ * Keep exact weights exact (the reloption quantize = off); weights that
+ * come quantized from a merge stay quantized.
+ */
+void
+spm_writer_exact(SpmWriter *w)
+{
+	w->exact = true;
+}
+
 void
 spm_writer_no_ranges(SpmWriter *w)
 {
@@ -542,15 +559,25 @@ flush_block(SpmWriter *w)
 {
 	SpmSkipEntry se;
 	int			size;
-	float4		bmax = w->bw[0];
-	float4		bmin = w->bw[0];
+	float4		bmax;
+	float4		bmin;
 
-	for (int i = 1; i < w->bn; i++)
-	{
-		bmax = Max(bmax, w->bw[i]);
-		bmin = Min(bmin, w->bw[i]);
-	}
-	size = spm_block_encode(w->bdocs, w->bw, w->bn, w->enc);
+	/*
+	 * Segments with range data keep exact weights: the forward copy
+	 * scores with them, and both paths must agree (README "Quantized
+	 * weights").
+	 */
+	size = spm_block_encode_bounds(w->bdocs, w->bw,
+								   w->bexact ? NULL : w->bexp, w->bn,
+								   !w->ranges && !w->exact, w->enc, &bmax, &bmin);
+	if (size < 0)
+		elog(ERROR, "sparse_maxscore: quantized weights of term %u out of range",
+			 w->term);
+	if (((const SpmBlockHeader *) w->enc)->flags & SPM_BLOCK_QUANT)
+		w->quant = true;
+	w->bexact = true;
+	/* the header's largest |w| bounds what the blocks decode to */
+	w->max_abs = Max(w->max_abs, Max(fabsf(bmax), fabsf(bmin)));
 	if (stream_reserve(w, &w->post, size))
 	{
 		grow_u32(&w->post_blk, &w->post_cap, w->npost + 1);
@@ -600,19 +627,44 @@ void
 spm_writer_postings(SpmWriter *w, const uint32 *docids, const float *weights,
 					int n)
 {
+	spm_writer_postings_bounds(w, docids, weights, NULL, n);
+}
+
+/*
+ * The same, for postings read from quantized blocks: weights[i] is the
+ * upper end of a quantized weight of exponent exps[i], or exact if
+ * exps[i] is SPM_QEXP_EXACT (exps == NULL: all exact).  Merges copy
+ * quantized postings this way (spmblock.h).
+ */
+void
+spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
+						   const float *weights, const int16 *exps, int n)
+{
 	Assert(w->in_term);
 	for (int i = 0; i < n; i++)
 	{
 		float		v = weights[i];
+		int16		e = exps ? exps[i] : SPM_QEXP_EXACT;
 
 		if ((w->df > 0 || w->bn > 0) && docids[i] <= w->last_docid)
 			elog(ERROR, "sparse_maxscore: postings of term %u out of order",
 				 w->term);
-		if (v == 0.0f || isnan(v) || isinf(v))
+		if ((e == SPM_QEXP_EXACT && v == 0.0f) || isnan(v) || isinf(v) ||
+			(e != SPM_QEXP_EXACT && (e < SPM_QEXP_MIN || e > SPM_QEXP_MAX)))
 			elog(ERROR, "sparse_maxscore: invalid weight in term %u", w->term);
-		if (v < 0.0f)
+		if (e != SPM_QEXP_EXACT && w->ranges)
+			elog(ERROR, "sparse_maxscore: a quantized weight in a segment with range data");
+		/* an upper end <= 0 stands for a negative weight */
+		if (v < 0.0f || (e != SPM_QEXP_EXACT && v <= 0.0f))
 			w->flags |= SPM_META_NEGATIVE;
 		w->max_abs = Max(w->max_abs, fabsf(v));
+		if (e != SPM_QEXP_EXACT)
+		{
+			/* the lower end may be the larger in magnitude */
+			w->max_abs = Max(w->max_abs, fabsf(v - ldexpf(1.0f, e)));
+			w->bexact = false;
+		}
+		w->bexp[w->bn] = e;
 		if (w->ranges)
 		{
 			uint32		r = docids[i] >> SPM_RANGE_SHIFT;
@@ -857,7 +909,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.npostings = w->npostings;
 	hdr.nnull = w->nnull;
 	hdr.flags = w->flags | (has_ranges ? SPM_SEG_RANGES : 0) |
-		(has_ranges && w->fwd16 > 0 ? SPM_SEG_FWD16 : 0);
+		(has_ranges && w->fwd16 > 0 ? SPM_SEG_FWD16 : 0) |
+		(w->quant ? SPM_SEG_QUANT : 0);
 	hdr.dims = w->dims;
 	hdr.ndocmap = w->ndocmap;
 	hdr.nalive = nalive;

@@ -31,10 +31,14 @@ extern void spm_writer_doc_elems(SpmWriter *w, const int32 *idx,
 								 const float *val, int n);
 extern void spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n);
 extern void spm_writer_no_ranges(SpmWriter *w);
+extern void spm_writer_exact(SpmWriter *w);
 extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
 extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
 extern void spm_writer_postings(SpmWriter *w, const uint32 *docids,
 								const float *weights, int n);
+extern void spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
+									   const float *weights,
+									   const int16 *exps, int n);
 extern void spm_writer_term_end(SpmWriter *w);
 extern void spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref);
 extern uint32 spm_writer_flags(SpmWriter *w);

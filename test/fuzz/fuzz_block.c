@@ -33,6 +33,8 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 	int			avail;
 	uint32		docids[SPM_BLOCK_POSTINGS];
 	float		weights[SPM_BLOCK_POSTINGS];
+	float		lows[SPM_BLOCK_POSTINGS];
+	int16		exp = SPM_QEXP_EXACT;
 	bool		ok;
 	bool		ok2;
 	int			size_ok;
@@ -66,13 +68,51 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 		if (docids[count - 1] != last)
 			fuzz_fail("last docid %u, skip entry says %u",
 					  docids[count - 1], last);
-		n = spm_block_encode(docids, weights, count, re);
-		if (n > size_ok)
-			fuzz_fail("re-encoding takes %d bytes, the block %d", n, size_ok);
-		if (!spm_block_decode(re, n, count, last, d2, w2) ||
-			memcmp(d2, docids, count * sizeof(uint32)) != 0 ||
-			memcmp(w2, weights, count * sizeof(float)) != 0)
-			fuzz_fail("re-encoded block decodes differently");
+		if (spm_block_decode_bounds(block, avail, count, last, true, d2, lows, &exp) &&
+			exp != SPM_QEXP_EXACT)
+		{
+			/*
+			 * Quantized: re-encoding the upper ends at the block's exponent
+			 * (as a merge does) gives cells that hold the old ones, or is
+			 * refused.
+			 */
+			float		lo2[SPM_BLOCK_POSTINGS];
+			int16		exps[SPM_BLOCK_POSTINGS];
+			float		bmax,
+						bmin;
+			int16		e2;
+
+			for (int i = 0; i < count; i++)
+			{
+				exps[i] = exp;
+				if (!(lows[i] <= weights[i]) || !isfinite(weights[i]) || !isfinite(lows[i]))
+					fuzz_fail("quantized posting %d decodes to [%g, %g]", i, lows[i], weights[i]);
+			}
+			n = spm_block_encode_bounds(docids, weights, exps, count, true, re, &bmax, &bmin);
+			if (n > size_ok)
+				fuzz_fail("re-encoding takes %d bytes, the block %d", n, size_ok);
+			if (n > 0)
+			{
+				if (!spm_block_decode_bounds(re, n, count, last, false, d2, w2, &e2) ||
+					!spm_block_decode_bounds(re, n, count, last, true, d2, lo2, &e2) ||
+					e2 < exp)
+					fuzz_fail("re-encoded quantized block does not decode");
+				for (int i = 0; i < count; i++)
+					if (!(lo2[i] <= lows[i] && weights[i] <= w2[i]))
+						fuzz_fail("re-encoded posting %d: [%g, %g] does not hold [%g, %g]",
+								  i, lo2[i], w2[i], lows[i], weights[i]);
+			}
+		}
+		else
+		{
+			n = spm_block_encode(docids, weights, count, re);
+			if (n > size_ok)
+				fuzz_fail("re-encoding takes %d bytes, the block %d", n, size_ok);
+			if (!spm_block_decode(re, n, count, last, d2, w2) ||
+				memcmp(d2, docids, count * sizeof(uint32)) != 0 ||
+				memcmp(w2, weights, count * sizeof(float)) != 0)
+				fuzz_fail("re-encoded block decodes differently");
+		}
 	}
 
 	/* the accumulating decoder, for a block starting in the window */
@@ -94,6 +134,21 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 				!(isnan(acc[i]) && isnan(ref[i])))
 				fuzz_fail("accumulator slot %d: %g, decode says %g", i,
 						  acc[i], ref[i]);
+		/* a negative query weight takes the lower ends */
+		if (spm_block_decode_bounds(block, avail, count, last, true, docids, lows, &exp))
+		{
+			memset(acc, 0, sizeof(acc));
+			memset(ref, 0, sizeof(ref));
+			if (!spm_block_accumulate(block, avail, count, last, -0.5, acc, base, WINDOW - 1))
+				fuzz_fail("accumulate rejects with a negative weight");
+			for (int i = 0; i < count; i++)
+				ref[(docids[i] - base) & (WINDOW - 1)] += -0.5 * (double) lows[i];
+			for (int i = 0; i < WINDOW; i++)
+				if (memcmp(&acc[i], &ref[i], sizeof(double)) != 0 &&
+					!(isnan(acc[i]) && isnan(ref[i])))
+					fuzz_fail("accumulator slot %d: %g, lower ends say %g", i,
+							  acc[i], ref[i]);
+		}
 	}
 	free(block);
 	return 0;

@@ -73,9 +73,12 @@ walk_segment(Relation rel, const SpmMetaPageData *meta, int i)
 			{
 				uint32		base;
 
+				int16		exp;
+
+				/* both ends of quantized weights, in turn */
 				SpmReadPostingBlock(rel, seg, td->blkno[b], td->off[b],
-									td->count[b], td->last[b], docids,
-									weights, &pin);
+									td->count[b], td->last[b], b % 2 == 1,
+									docids, weights, &exp, &pin);
 				if (docids[td->count[b] - 1] != td->last[b])
 					fuzz_fail("block ends at %u, skip entry says %u",
 							  docids[td->count[b] - 1], td->last[b]);
@@ -83,8 +86,8 @@ walk_segment(Relation rel, const SpmMetaPageData *meta, int i)
 				if (td->last[b] - base < SPM_WINDOW)
 					SpmAccumulatePostingBlock(rel, seg, td->blkno[b],
 											  td->off[b], td->count[b],
-											  td->last[b], 1.0, acc, base,
-											  &pin);
+											  td->last[b], b % 2 ? -1.0 : 1.0,
+											  acc, base, &pin);
 			}
 		}
 	}

@@ -393,12 +393,12 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 
 # ---- the format version (metapage offset 28) ----
 # Version 1 (varbyte blocks only) is still read; a writer that adds a
-# segment raises it to 4, the version of 16-bit terms in the forward copy
-# (2: packed blocks, 3: range data).  A later version
+# segment raises it to 5, the version of quantized weights (2: packed
+# blocks, 3: range data, 4: 16-bit terms in the forward copy).  A later version
 # than the library's is refused with a hint to REINDEX, and REINDEX works.
 {
 	my $file = fresh_index();
-	is(u32(read_page($file, 0), 28), 4, 'a new index has format version 4');
+	is(u32(read_page($file, 0), 28), 5, 'a new index has format version 5');
 
 	$node->stop;
 	write_bytes($file, 0, 28, pack('V', 1));
@@ -409,16 +409,16 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 	is($code, 'ok', 'verify accepts a version-1 metapage') or diag($msg);
 	$node->safe_psql('postgres', q{INSERT INTO t SELECT 1000 + i, '{1:1,2:2}/40' FROM generate_series(1, 300) i;
 		SELECT sparse_maxscore_flush('t_idx'); CHECKPOINT});
-	is(u32(read_page($file, 0), 28), 4, 'a flush that writes a segment raises the version to 4');
+	is(u32(read_page($file, 0), 28), 5, 'a flush that writes a segment raises the version to 5');
 	spmw_exact_ok($node, 't', 40, 'after the flush into a version-1 index');
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000');
 
 	$node->stop;
-	write_bytes($file, 0, 28, pack('V', 5));
+	write_bytes($file, 0, 28, pack('V', 6));
 	$node->start;
 	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
 	is($code, '55000', 'a later format version is refused');
-	like($msg, qr/has format version 5, this library reads versions 1 to 4/, 'the message gives both versions');
+	like($msg, qr/has format version 6, this library reads versions 1 to 5/, 'the message gives both versions');
 	my $stderr = '';
 	$node->psql('postgres', "SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1",
 		stderr => \$stderr);

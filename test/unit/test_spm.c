@@ -612,6 +612,8 @@ typedef struct TestDoc
 	int			nnz;
 	int32	   *idx;
 	float	   *val;
+	float	   *vhi;			/* quantized segments: val's upper ends */
+	float	   *vlo;			/* and lower ends, as the blocks decode */
 	bool		alive;
 } TestDoc;
 
@@ -646,6 +648,9 @@ random_weight(int style)
 }
 
 static void index_segment(TestSeg *s);
+
+/* segments built from now on have quantized blocks */
+static bool quantize_segments = false;
 
 static void
 build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
@@ -711,8 +716,58 @@ index_segment(TestSeg *s)
 		}
 	}
 
+	s->blocks.quantize = quantize_segments;
 	for (int t = 0; t < s->nterms; t++)
 		unit_encode_term(&s->terms[t], &s->blocks);
+
+	/*
+	 * With quantized blocks the kernel's scores are those of the decoded
+	 * weights: the brute force takes them from the blocks, and checks that
+	 * each interval holds the exact weight.
+	 */
+	if (quantize_segments)
+	{
+		memset(pos, 0, sizeof(int) * s->nterms);
+		for (int d = 0; d < s->ndocs; d++)
+		{
+			s->docs[d].vhi = palloc(sizeof(float) * (s->docs[d].nnz + 1));
+			s->docs[d].vlo = palloc(sizeof(float) * (s->docs[d].nnz + 1));
+		}
+		for (int t = 0; t < s->nterms; t++)
+		{
+			UnitTerm   *tt = &s->terms[t];
+			float	   *hi = palloc(sizeof(float) * (tt->df + 1));
+			float	   *lo = palloc(sizeof(float) * (tt->df + 1));
+
+			for (int b = 0; b < tt->nblocks; b++)
+			{
+				uint32		d[SPM_BLOCK_POSTINGS];
+				int16		e;
+				int			first = b * SPM_BLOCK_POSTINGS;
+
+				CHECK(spm_block_decode_bounds(s->blocks.enc[tt->blkno[b]], SPM_BLOCK_MAX_BYTES,
+											  tt->count[b], tt->last[b], false, d,
+											  hi + first, &e) &&
+					  spm_block_decode_bounds(s->blocks.enc[tt->blkno[b]], SPM_BLOCK_MAX_BYTES,
+											  tt->count[b], tt->last[b], true, d,
+											  lo + first, &e), "quantized block decodes");
+			}
+			for (int i = 0; i < tt->df; i++)
+			{
+				TestDoc    *doc = &s->docs[tt->docs[i]];
+				int			j = 0;
+
+				while (doc->idx[j] != t)
+					j++;
+				CHECK(lo[i] <= doc->val[j] && doc->val[j] <= hi[i],
+					  "quantized interval holds the weight");
+				doc->vhi[j] = hi[i];
+				doc->vlo[j] = lo[i];
+			}
+			pfree(hi);
+			pfree(lo);
+		}
+	}
 	pfree(pos);
 }
 
@@ -723,6 +778,11 @@ free_segment(TestSeg *s)
 	{
 		pfree(s->docs[d].idx);
 		pfree(s->docs[d].val);
+		if (s->docs[d].vhi)
+		{
+			pfree(s->docs[d].vhi);
+			pfree(s->docs[d].vlo);
+		}
 	}
 	for (int t = 0; t < s->nterms; t++)
 		unit_free_term(&s->terms[t]);
@@ -803,8 +863,36 @@ make_terms(TestSeg *s, TestQuery *q, SpmQueryTerm *terms)
 static double
 brute_score(TestSeg *s, int d, TestQuery *q)
 {
-	return spv_dot(s->docs[d].idx, s->docs[d].val, s->docs[d].nnz,
-				   q->idx, q->val, q->n);
+	TestDoc    *doc = &s->docs[d];
+	double		sum = 0.0;
+	int			i = 0;
+	int			j = 0;
+
+	if (doc->vhi == NULL)
+		return spv_dot(doc->idx, doc->val, doc->nnz, q->idx, q->val, q->n);
+
+	/*
+	 * Quantized: the same canonical sum over the decoded weights, upper
+	 * ends for positive query weights and lower ends for negative ones;
+	 * never below the exact score.
+	 */
+	while (i < doc->nnz && j < q->n)
+	{
+		if (doc->idx[i] < q->idx[j])
+			i++;
+		else if (doc->idx[i] > q->idx[j])
+			j++;
+		else
+		{
+			sum = spv_score_add(sum, q->val[j],
+								q->val[j] < 0 ? doc->vlo[i] : doc->vhi[i]);
+			i++;
+			j++;
+		}
+	}
+	CHECK(sum >= spv_dot(doc->idx, doc->val, doc->nnz, q->idx, q->val, q->n),
+		  "quantized score below the exact one");
+	return sum;
 }
 
 typedef struct Ref
@@ -2342,6 +2430,244 @@ test_reorder(void)
 	free(off);
 }
 
+/*
+ * Quantized weights (spmblock.h): every posting's interval holds its
+ * exact weight, on adversarial blocks (one huge weight, all equal,
+ * denormals, negatives, the float4 extremes); the exponent is the
+ * smallest that fits; merges re-encode intervals into intervals that hold
+ * them; blocks no exponent can hold, and blocks of 1-2 postings, stay raw.
+ */
+static float
+adversarial_weight(int style, int i)
+{
+	switch (style)
+	{
+		case 0:					/* one huge weight among small ones */
+			return i == 3 ? 1e30f : (float) (1e-3 * (1 + rnd_below(1000)));
+		case 1:					/* all equal */
+			return 0.7f;
+		case 2:					/* denormals and the smallest normals */
+			return (float) ((1 + rnd_below(1000)) * 1e-45) + (rnd_below(3) ? 0.0f : FLT_MIN);
+		case 3:					/* mixed signs */
+			return (float) ((rnd_unit() - 0.5) * 10.0) + (i % 7 == 0 ? -1e-30f : 0.0f);
+		case 4:					/* all negative, one tiny */
+			return i == 5 ? -1e-38f : (float) (-rnd_unit() * 3.0 - 1e-3);
+		case 5:					/* the largest floats: no exponent fits */
+			return i % 2 ? FLT_MAX : -FLT_MAX / 3;
+		case 6:					/* powers of two exactly on the grid */
+			return ldexpf(1.0f, (int) rnd_below(20) - 10);
+		default:				/* random magnitudes */
+			return (float) exp((rnd_unit() - 0.5) * 30.0) * (rnd_below(5) ? 1 : -1);
+	}
+}
+
+static void
+check_block_intervals(const char *enc, int size, const uint32 *docs,
+					  int count, const float *lo_in, const float *hi_in,
+					  float bmax, float bmin, const char *what)
+{
+	uint32		d[SPM_BLOCK_POSTINGS];
+	float		hi[SPM_BLOCK_POSTINGS];
+	float		lo[SPM_BLOCK_POSTINGS];
+	int16		e1,
+				e2;
+	float		mx = -INFINITY,
+				mn = INFINITY;
+
+	CHECK(spm_block_size(enc, size) == size, "%s: size", what);
+	CHECK(spm_block_decode_bounds(enc, size, count, docs[count - 1], false, d, hi, &e1) &&
+		  spm_block_decode_bounds(enc, size, count, docs[count - 1], true, d, lo, &e2) &&
+		  e1 == e2, "%s: decodes", what);
+	for (int i = 0; i < count; i++)
+	{
+		CHECK(lo[i] <= lo_in[i] && hi_in[i] <= hi[i] && isfinite(lo[i]) && isfinite(hi[i]),
+			  "%s: posting %d interval [%g, %g] does not hold [%g, %g]",
+			  what, i, lo[i], hi[i], lo_in[i], hi_in[i]);
+		if (e1 == SPM_QEXP_EXACT)
+			CHECK(lo[i] == hi[i], "%s: raw weight", what);
+		else
+			CHECK((double) hi[i] - (double) lo[i] == ldexp(1.0, e1),
+				  "%s: interval is one cell", what);
+		mx = Max(mx, hi[i]);
+		mn = Min(mn, lo[i]);
+	}
+	CHECK(mx == bmax && mn == bmin, "%s: block bounds %g/%g, decoded %g/%g",
+		  what, bmax, bmin, mx, mn);
+}
+
+static void
+test_quantize(void)
+{
+	for (int trial = 0; trial < 4000; trial++)
+	{
+		int			style = trial % 8;
+		int			count = trial % 50 == 0 ? 1 + rnd_below(2) : 1 + rnd_below(SPM_BLOCK_POSTINGS);
+		uint32		docs[SPM_BLOCK_POSTINGS];
+		float		w[SPM_BLOCK_POSTINGS];
+		char		enc[SPM_BLOCK_MAX_BYTES];
+		float		bmax,
+					bmin;
+		int			size;
+		char		what[64];
+		SpmBlockHeader hdr;
+		double		mx = -INFINITY,
+					mn = INFINITY;
+
+		snprintf(what, sizeof(what), "quantize trial %d style %d count %d", trial, style, count);
+		docs[0] = rnd_below(1000);
+		for (int i = 0; i < count; i++)
+		{
+			if (i > 0)
+				docs[i] = docs[i - 1] + 1 + rnd_below(i % 9 == 0 ? 100000 : 4);
+			w[i] = adversarial_weight(style, i);
+			if (w[i] == 0.0f)
+				w[i] = 1.0f;
+			mx = Max(mx, w[i]);
+			mn = Min(mn, w[i]);
+		}
+		size = spm_block_encode_bounds(docs, w, NULL, count, true, enc, &bmax, &bmin);
+		memcpy(&hdr, enc, sizeof(hdr));
+		CHECK(size > 0 && size <= (int) SPM_BLOCK_MAX_BYTES && size % 4 == 0, "%s: size", what);
+		check_block_intervals(enc, size, docs, count, w, w, bmax, bmin, what);
+		/* raw exactly where it must be */
+		CHECK(((hdr.flags & SPM_BLOCK_QUANT) == 0) ==
+			  (count < SPM_QUANT_MIN_POSTINGS || style == 5), "%s: raw or quantized", what);
+		if (hdr.flags & SPM_BLOCK_QUANT)
+		{
+			SpmBlockQuant q;
+			int			e;
+			bool		neg = mn < 0;
+			int			lim = neg ? 127 : 255;
+
+			memcpy(&q, enc + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids), sizeof(q));
+			e = q.exp;
+			CHECK(((q.qflags & SPM_QUANT_SIGNED) != 0) == neg, "%s: signed", what);
+			/* the smallest exponent that fits */
+			CHECK(e == SPM_QEXP_MIN ||
+				  ceil(ldexp(mx, -(e - 1))) > lim || ceil(ldexp(mn, -(e - 1))) < -lim,
+				  "%s: exponent %d is not the smallest", what, e);
+			/* so a cell is at most 1/63 of the largest |w| */
+			CHECK(e == SPM_QEXP_MIN || ldexp(1.0, e) <= Max(fabs(mx), fabs(mn)) / 63.0,
+				  "%s: cell too coarse", what);
+			/* smaller than raw */
+			CHECK(size < (int) (TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids) +
+								count * sizeof(float)) || count < 4, "%s: not smaller", what);
+		}
+
+		/*
+		 * Merges: the block's upper ends and exponent, mixed with another
+		 * block's, re-encoded again and again: the intervals only ever
+		 * hold the previous ones (hence the exact weights).
+		 */
+		if (style != 5)
+		{
+			float		lo[SPM_BLOCK_POSTINGS];
+			float		hi[SPM_BLOCK_POSTINGS];
+			int16		exps[SPM_BLOCK_POSTINGS];
+			uint32		d[SPM_BLOCK_POSTINGS];
+			int16		e;
+
+			spm_block_decode_bounds(enc, size, count, docs[count - 1], true, d, lo, &e);
+			spm_block_decode_bounds(enc, size, count, docs[count - 1], false, d, hi, &e);
+			for (int round = 0; round < 4; round++)
+			{
+				float		lo2[SPM_BLOCK_POSTINGS];
+				float		hi2[SPM_BLOCK_POSTINGS];
+				int16		e2;
+
+				float		big = 0.0f;
+
+				for (int i = 0; i < count; i++)
+					big = Max(big, fabsf(hi[i]));
+				for (int i = 0; i < count; i++)
+				{
+					exps[i] = e;
+					/* half the postings come exact from another segment */
+					if (e != SPM_QEXP_EXACT && round % 2 == 1 && i % 2 == 1 &&
+						lo[i] <= w[i] && w[i] <= hi[i])
+					{
+						exps[i] = SPM_QEXP_EXACT;
+						hi[i] = lo[i] = w[i];
+					}
+				}
+
+				/*
+				 * Round 2 keeps only the small weights (the others are
+				 * dead): the new block's largest weight is far below the
+				 * old one's, and its grid must still not be finer.
+				 */
+				if (round == 2)
+				{
+					int			n = 0;
+
+					for (int i = 0; i < count; i++)
+						if (fabsf(hi[i]) <= big / 8)
+						{
+							docs[n] = docs[i];
+							hi[n] = hi[i];
+							lo[n] = lo[i];
+							w[n] = w[i];
+							exps[n] = exps[i];
+							n++;
+						}
+					if (n == 0)
+						continue;
+					count = n;
+				}
+				size = spm_block_encode_bounds(docs, hi, exps, count, true, enc, &bmax, &bmin);
+				CHECK(size > 0, "%s: re-encodes", what);
+				if (size <= 0)
+					break;
+				check_block_intervals(enc, size, docs, count, lo, hi, bmax, bmin, what);
+				spm_block_decode_bounds(enc, size, count, docs[count - 1], true, d, lo2, &e2);
+				spm_block_decode_bounds(enc, size, count, docs[count - 1], false, d, hi2, &e2);
+				for (int i = 0; i < count; i++)
+					CHECK(lo2[i] <= w[i] && w[i] <= hi2[i], "%s: merge %d lost weight %d",
+						  what, round, i);
+				CHECK(e == SPM_QEXP_EXACT || e2 == SPM_QEXP_EXACT || e2 >= e,
+					  "%s: exponent went down", what);
+				memcpy(lo, lo2, sizeof(lo));
+				memcpy(hi, hi2, sizeof(hi));
+				e = e2;
+			}
+		}
+	}
+
+	/* a quantized block whose header is damaged is rejected, not decoded */
+	{
+		uint32		docs[8] = {1, 2, 3, 5, 8, 13, 21, 34};
+		float		w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+		char		enc[SPM_BLOCK_MAX_BYTES];
+		float		bmax,
+					bmin;
+		int			size = spm_block_encode_bounds(docs, w, NULL, 8, true, enc, &bmax, &bmin);
+		SpmBlockHeader hdr;
+		int			qoff;
+		SpmBlockQuant q;
+		uint32		d[8];
+		float		ww[8];
+
+		memcpy(&hdr, enc, sizeof(hdr));
+		qoff = TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids);
+		memcpy(&q, enc + qoff, sizeof(q));
+		CHECK(spm_block_decode(enc, size, 8, 34, d, ww), "good quantized block");
+		CHECK(!spm_block_decode(enc, size - 4, 8, 34, d, ww), "short quantized block accepted");
+		for (int bad = 0; bad < 3; bad++)
+		{
+			SpmBlockQuant b = q;
+
+			if (bad == 0)
+				b.exp = SPM_QEXP_MAX + 1;
+			else if (bad == 1)
+				b.exp = SPM_QEXP_MIN - 1;
+			else
+				b.qflags = 0x80;
+			memcpy(enc + qoff, &b, sizeof(b));
+			CHECK(!spm_block_decode(enc, size, 8, 34, d, ww), "bad quantized header %d accepted", bad);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2351,8 +2677,14 @@ main(int argc, char **argv)
 	test_codec_streams();
 	test_codec_packed();
 	test_topk_heap();
+	test_quantize();
 	test_traversal();
 	test_pruning_happens();
+	/* the same kernels over quantized blocks, against their own bounds */
+	quantize_segments = true;
+	test_traversal();
+	test_pruning_happens();
+	quantize_segments = false;
 	test_group_bounds();
 	test_scoring();
 	test_range_pruning();

@@ -28,18 +28,15 @@ unit_encode_term(UnitTerm *t, UnitBlocks *blocks)
 		char	   *enc = palloc(SPM_BLOCK_MAX_BYTES);
 		SpmBlockHeader hdr;
 
-		blocks->bytes += spm_block_encode(t->docs + first, t->w + first, n, enc);
+		/* the bounds of what the block decodes to, as the writer's */
+		blocks->bytes += spm_block_encode_bounds(t->docs + first, t->w + first,
+												 NULL, n, blocks->quantize, enc,
+												 &t->bmax[b], &t->bmin[b]);
 		blocks->postings += n;
 		memcpy(&hdr, enc, sizeof(hdr));
 		blocks->packed += (hdr.flags & SPM_BLOCK_PACKED) != 0;
 		t->last[b] = t->docs[first + n - 1];
 		t->count[b] = n;
-		t->bmax[b] = t->bmin[b] = t->w[first];
-		for (int i = 1; i < n; i++)
-		{
-			t->bmax[b] = Max(t->bmax[b], t->w[first + i]);
-			t->bmin[b] = Min(t->bmin[b], t->w[first + i]);
-		}
 		if (blocks->n == blocks->cap)
 		{
 			blocks->cap = blocks->cap ? 2 * blocks->cap : 1024;
@@ -98,8 +95,12 @@ void
 unit_read_block(const UnitBlocks *blocks, const SpmQueryTerm *term, int b,
 				uint32 *docids, float *weights)
 {
-	if (!spm_block_decode(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
-						  term->count[b], term->last[b], docids, weights))
+	int16		exp;
+
+	/* as the server's read_block: lower ends for a negative query weight */
+	if (!spm_block_decode_bounds(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
+								 term->count[b], term->last[b], term->q < 0,
+								 docids, weights, &exp))
 	{
 		fprintf(stderr, "corrupt block\n");
 		abort();

@@ -32,6 +32,7 @@ typedef struct UnitBlocks
 	int64		bytes;			/* encoded bytes of all blocks */
 	int64		postings;
 	int64		packed;			/* blocks in the packed codec */
+	bool		quantize;		/* encode quantized weights (spmblock.h) */
 } UnitBlocks;
 
 extern void unit_encode_term(UnitTerm *t, UnitBlocks *blocks);

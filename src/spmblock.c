@@ -238,58 +238,62 @@ spm_block_encode(const uint32 *docids, const float *weights, int count,
 
 /*
  * Quantize count weights (spmblock.h): the smallest exponent e, at least
- * SPM_QEXP_MIN and at least every exps[i] that is not SPM_QEXP_EXACT,
- * whose codes ceil(w / 2^e) all fit the code range, into *exp, *is_signed
- * and codes[].  exps == NULL means every weight is exact.  A weight with
- * an exp is the upper end of its interval at that exp, so its code at
- * e >= exp stands for the cell of the coarser grid that holds the whole
- * interval (ceil(m / 2^d) - 1 = floor((m - 1) / 2^d)).  Returns false when
- * no exponent up to SPM_QEXP_MAX fits.  Everything is computed in double,
- * exactly: w * 2^-e is a power-of-two scaling of a float4.
+ * SPM_QEXP_MIN and at least every exps[i] that is not SPM_QEXP_EXACT, at
+ * which the cells ceil(w / 2^e) of the weights span at most 255 values
+ * and stay below SPM_QBASE_LIMIT in magnitude; into *exp, *base (the cell
+ * below the smallest weight's) and codes[] (ceil(w / 2^e) - base, 1..255).
+ * exps == NULL means every weight is exact.  A weight with an exp is the
+ * upper end of its cell at that exp, so its cell at e >= exp is the cell
+ * of the coarser lattice that holds the whole finer one (ceil(n / 2^d) - 1
+ * = floor((n - 1) / 2^d)).  Returns false when no exponent up to
+ * SPM_QEXP_MAX fits.  Computed in double, exactly: w * 2^-e is a
+ * power-of-two scaling of a float4.
  */
 bool
 spm_quantize(const float *weights, const int16 *exps, int count,
-			 int16 *exp, bool *is_signed, int *codes)
+			 int16 *exp, int32 *base, int *codes)
 {
 	double		maxv = weights[0];
 	double		minv = weights[0];
 	int			emin = SPM_QEXP_MIN;
-	bool		neg = false;
 	int			x;
 	int			e;
-	int			hi_lim;
-	int			lo_lim;
+	double		b;
 
 	for (int i = 0; i < count; i++)
 	{
 		double		v = weights[i];
-		bool		exact = exps == NULL || exps[i] == SPM_QEXP_EXACT;
 
 		if (isnan(v) || isinf(v))
 			return false;
-		if (!exact)
+		if (exps != NULL && exps[i] != SPM_QEXP_EXACT)
 			emin = Max(emin, exps[i]);
-		/* an upper end <= 0 stands for a negative weight */
-		if (exact ? v < 0.0 : v <= 0.0)
-			neg = true;
 		maxv = Max(maxv, v);
 		minv = Min(minv, v);
 	}
-	hi_lim = neg ? 127 : 255;
-	lo_lim = neg ? -127 : 0;
-	(void) frexp(Max(fabs(maxv), fabs(minv)), &x);	/* |w| < 2^x */
-	e = Max(emin, x - 8);
+	/* a start below the answer: the spread, or |w| / 2^23 */
+	(void) frexp(Max(maxv - minv, Max(fabs(maxv), fabs(minv)) / 8388608.0), &x);
+	e = Max(emin, x - 9);
 	for (;; e++)
 	{
+		double		hi;
+		double		lo;
+
 		if (e > SPM_QEXP_MAX)
 			return false;
-		if (ceil(ldexp(maxv, -e)) <= hi_lim && ceil(ldexp(minv, -e)) >= lo_lim)
+		hi = ceil(ldexp(maxv, -e));
+		lo = ceil(ldexp(minv, -e)) - 1;
+		if (hi - lo <= 255 && fabs(hi) < SPM_QBASE_LIMIT - 256 &&
+			fabs(lo) < SPM_QBASE_LIMIT - 256)
+		{
+			b = lo;
 			break;
+		}
 	}
 	for (int i = 0; i < count; i++)
-		codes[i] = (int) ceil(ldexp((double) weights[i], -e));
+		codes[i] = (int) (ceil(ldexp((double) weights[i], -e)) - b);
 	*exp = (int16) e;
-	*is_signed = neg;
+	*base = (int32) b;
 	return true;
 }
 
@@ -313,7 +317,6 @@ spm_block_encode_bounds(const uint32 *docids, const float *weights,
 	int			codec;
 	int			codes[SPM_BLOCK_POSTINGS];
 	SpmBlockQuant q;
-	bool		is_signed;
 	bool		any_inexact = false;
 
 	if (exps)
@@ -327,18 +330,17 @@ spm_block_encode_bounds(const uint32 *docids, const float *weights,
 
 	if ((quantize && count >= SPM_QUANT_MIN_POSTINGS) || any_inexact)
 	{
-		if (spm_quantize(weights, exps, count, &q.exp, &is_signed, codes))
+		if (spm_quantize(weights, exps, count, &q.exp, &q.base, codes))
 		{
 			float		scale = ldexpf(1.0f, q.exp);
 
-			q.qflags = is_signed ? SPM_QUANT_SIGNED : 0;
 			q.reserved = 0;
-			*bmax = (float) codes[0] * scale;
-			*bmin = (float) (codes[0] - 1) * scale;
+			*bmax = (float) (q.base + codes[0]) * scale;
+			*bmin = (float) (q.base + codes[0] - 1) * scale;
 			for (int i = 1; i < count; i++)
 			{
-				*bmax = Max(*bmax, (float) codes[i] * scale);
-				*bmin = Min(*bmin, (float) (codes[i] - 1) * scale);
+				*bmax = Max(*bmax, (float) (q.base + codes[i]) * scale);
+				*bmin = Min(*bmin, (float) (q.base + codes[i] - 1) * scale);
 			}
 			return encode_block(docids, weights, count, codec, width, &q,
 								codes, out);
@@ -407,7 +409,8 @@ spm_block_size(const char *block, int avail)
 			return -1;
 		memcpy(&q, block + size, sizeof(q));
 		if (q.exp < SPM_QEXP_MIN || q.exp > SPM_QEXP_MAX ||
-			(q.qflags & ~SPM_QUANT_SIGNED) != 0 || q.reserved != 0)
+			q.base <= -(SPM_QBASE_LIMIT - 256) || q.base >= SPM_QBASE_LIMIT - 256 ||
+			q.reserved != 0)
 			return -1;
 		size += TYPEALIGN(4, sizeof(SpmBlockQuant) + hdr.count);
 	}
@@ -419,9 +422,9 @@ spm_block_size(const char *block, int avail)
 /*
  * The weights of a block that spm_block_size accepted, into w[]: raw
  * ones as stored, quantized ones as the upper (or, lower = true, the
- * lower) ends of their intervals; *exp gets the block's exponent, or
- * SPM_QEXP_EXACT for raw weights.  The products code * 2^exp are exact
- * in float4: |code| <= 256 and exp in [SPM_QEXP_MIN, SPM_QEXP_MAX].
+ * lower) ends of their cells; *exp gets the block's exponent, or
+ * SPM_QEXP_EXACT for raw weights.  (base + code) * 2^exp is exact in
+ * float4: |base + code| < 2^24 and exp in [SPM_QEXP_MIN, SPM_QEXP_MAX].
  */
 static void
 block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
@@ -435,17 +438,14 @@ block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
 		SpmBlockQuant q;
 		const unsigned char *c = (const unsigned char *) wp + sizeof(SpmBlockQuant);
 		float		scale;
-		float		shift;
+
+		int32		b;
 
 		memcpy(&q, wp, sizeof(q));
 		scale = ldexpf(1.0f, q.exp);
-		shift = lower ? 1.0f : 0.0f;
-		if (q.qflags & SPM_QUANT_SIGNED)
-			for (int i = 0; i < count; i++)
-				w[i] = ((float) (int8) c[i] - shift) * scale;
-		else
-			for (int i = 0; i < count; i++)
-				w[i] = ((float) c[i] - shift) * scale;
+		b = q.base - (lower ? 1 : 0);
+		for (int i = 0; i < count; i++)
+			w[i] = (float) (b + (int32) c[i]) * scale;
 		*exp = q.exp;
 	}
 	else
@@ -516,7 +516,8 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 			d64 += packed_value(p, i - 1, width, mask) + 1;
 			docids[i] = (uint32) d64;
 		}
-		if (d64 != last_docid)
+		if (last_docid == SPM_LAST_UNKNOWN ? d64 >= PG_UINT32_MAX :
+			d64 != last_docid)
 			return false;
 	}
 	/* fast path: every delta takes one byte (dense terms) */
@@ -533,7 +534,7 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 			d += delta;
 			docids[i] = d;
 		}
-		if ((bad & 0x80) || d != last_docid)
+		if ((bad & 0x80) || (last_docid != SPM_LAST_UNKNOWN && d != last_docid))
 			return false;
 	}
 	else
@@ -544,11 +545,31 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 				return false;
 			docids[i] = d;
 		}
-		if (p != end || d != last_docid)
+		if (p != end || (last_docid != SPM_LAST_UNKNOWN && d != last_docid))
 			return false;
 	}
 
 	block_weights(block, &hdr, lower, weights, exp);
+	return true;
+}
+
+/*
+ * The last docid of a block of count postings, for a term whose only block
+ * has no skip entry (SPM_DICT_INLINE): decoded, with every check but the
+ * comparison with a known last docid.  False if the block is inconsistent.
+ */
+bool
+spm_block_last_docid(const char *block, int avail, int count, uint32 *last)
+{
+	uint32		docids[SPM_BLOCK_POSTINGS];
+	float		weights[SPM_BLOCK_POSTINGS];
+	int16		exp;
+
+	if (count < 1 || count > SPM_BLOCK_POSTINGS ||
+		!spm_block_decode_bounds(block, avail, count, SPM_LAST_UNKNOWN, false,
+								 docids, weights, &exp))
+		return false;
+	*last = docids[count - 1];
 	return true;
 }
 

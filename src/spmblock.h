@@ -32,18 +32,21 @@
  * is measured in doc/decisions.md, "Bit-packed docid deltas".  The codec
  * has no buffer-manager calls so that it can be tested outside the server.
  *
- * Quantized weights (src/README "Quantized weights").  A code m stands for
- * the interval ((m - 1) * 2^exp, m * 2^exp] that holds the exact weight:
- * decoded for a positive query weight as its upper end, for a negative
- * one as its lower end, so that every product q * w the index adds is at
- * least the exact one.  Codes are uint8 (1..255) when every weight of the
- * block is positive, else int8 (-127..127, SPM_QUANT_SIGNED).  The grid
- * of exponent e is nested in the grid of every larger exponent, so a
- * merge re-encodes a quantized posting at an exponent >= its own without
- * widening its interval beyond one cell of the new grid (the postings'
- * exps given to spm_block_encode_bounds).  Blocks of fewer than 3
- * postings, and blocks whose weights no exponent in [SPM_QEXP_MIN,
- * SPM_QEXP_MAX] can hold, stay raw: exact.
+ * Quantized weights (src/README "Quantized weights").  A block holds an
+ * exponent e and a base b, and per posting a code m in 1..255: the exact
+ * weight lies in the cell ((b + m - 1) * 2^e, (b + m) * 2^e] of the
+ * lattice of 2^e.  It is decoded for a positive query weight as the upper
+ * end of its cell, for a negative one as the lower end, so that every
+ * product q * w the index adds is at least the exact one.  e is the
+ * smallest exponent whose cells from the smallest weight's to the
+ * largest's number at most 255, so a cell is at most 1/254 of the block's
+ * spread of weights (max - min), or about 2^-23 of them when they are all
+ * equal.  The lattice of 2^e is nested in the lattice of every larger
+ * power of two, so a merge re-encodes a quantized posting at an exponent
+ * >= its own without widening its interval beyond one cell of the new
+ * lattice (the postings' exps given to spm_block_encode_bounds).  Blocks
+ * of fewer than 3 postings, and blocks whose weights no exponent in
+ * [SPM_QEXP_MIN, SPM_QEXP_MAX] can hold, stay raw: exact.
  *
  * Besides the codec, this header holds the few pieces of the segment
  * format that the writers, the segment reader and the kernels all use,
@@ -73,16 +76,19 @@ typedef struct SpmBlockHeader
 /* in front of the codes of a quantized block */
 typedef struct SpmBlockQuant
 {
+	int32		base;			/* |base| + 256 < SPM_QBASE_LIMIT */
 	int16		exp;			/* SPM_QEXP_MIN..SPM_QEXP_MAX */
-	uint8		qflags;			/* SPM_QUANT_SIGNED or 0 */
-	uint8		reserved;		/* 0 */
+	uint16		reserved;		/* 0 */
 } SpmBlockQuant;
 
-#define SPM_QUANT_SIGNED	0x01
 #define SPM_QEXP_MIN		(-149)	/* 2^-149: the smallest float4 */
-#define SPM_QEXP_MAX		120		/* 255 * 2^120 < FLT_MAX */
+#define SPM_QEXP_MAX		104		/* (2^24 - 1) * 2^104 < FLT_MAX */
+#define SPM_QBASE_LIMIT		(1 << 24)	/* (base + m) * 2^e is a float4 */
 #define SPM_QEXP_EXACT		(-32768)	/* a posting's weight is exact */
 #define SPM_QUANT_MIN_POSTINGS 3	/* below, raw takes no more bytes */
+
+/* last_docid for spm_block_decode_bounds when the caller does not know it */
+#define SPM_LAST_UNKNOWN	PG_UINT32_MAX
 
 /* codecs for spm_block_encode_codec */
 #define SPM_CODEC_VARBYTE	0
@@ -111,8 +117,10 @@ extern bool spm_block_decode_bounds(const char *block, int avail, int count,
 									uint32 last_docid, bool lower,
 									uint32 *docids, float *weights,
 									int16 *exp);
+extern bool spm_block_last_docid(const char *block, int avail, int count,
+								 uint32 *last);
 extern bool spm_quantize(const float *weights, const int16 *exps, int count,
-						 int16 *exp, bool *is_signed, int *codes);
+						 int16 *exp, int32 *base, int *codes);
 extern bool spm_block_accumulate(const char *block, int avail, int count,
 								 uint32 last_docid, double q, double *acc,
 								 uint32 base, uint32 mask);

@@ -242,10 +242,20 @@ typedef struct SpmDictEntry
 	uint32		df;				/* postings of this term in the segment */
 	float4		max_w;			/* largest weight */
 	float4		min_w;			/* smallest weight */
-	BlockNumber skip_blkno;		/* SKIP page holding the first entry */
-	uint16		skip_idx;		/* index of the first entry on that page */
-	uint16		unused;
+	BlockNumber skip_blkno;		/* SKIP page holding the first entry; with
+								 * SPM_DICT_INLINE the POSTING page of the
+								 * only block */
+	uint16		skip_idx;		/* index of the first entry on that page;
+								 * with SPM_DICT_INLINE the block's offset */
+	uint16		flags;			/* SPM_DICT_INLINE or 0 (format <= 4: 0) */
 } SpmDictEntry;
+
+/*
+ * A term of one block has no skip entry (format 5): the dictionary entry
+ * locates the block, its max_w/min_w are the block's, and the last docid
+ * is read from the block itself (SpmReadSkips).
+ */
+#define SPM_DICT_INLINE		0x0001
 
 #define SPM_DICT_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(SpmDictEntry)))
 

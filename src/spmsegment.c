@@ -445,7 +445,10 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 			corrupt(index, seg, "dictionary page not full");
 		if (have && (entry->df == 0 || entry->df > seg->hdr.ndocs ||
 					 entry->skip_blkno == InvalidBlockNumber ||
-					 entry->skip_idx >= SPM_SKIP_PER_PAGE))
+					 (entry->flags & ~SPM_DICT_INLINE) != 0 ||
+					 ((entry->flags & SPM_DICT_INLINE) ?
+					  (entry->df > SPM_BLOCK_POSTINGS || entry->skip_idx >= BLCKSZ) :
+					  entry->skip_idx >= SPM_SKIP_PER_PAGE)))
 			corrupt(index, seg, "invalid dictionary entry");
 	}
 
@@ -749,6 +752,36 @@ SpmReadSkips(Relation index, SpmSegment *seg, const SpmDictEntry *entry,
 	int			got = 0;
 	uint64		postings = 0;
 	BlockNumber nrel = RelationGetNumberOfBlocks(index);
+
+	if (entry->flags & SPM_DICT_INLINE)
+	{
+		/* one block, no skip entry: the last docid from the block */
+		Buffer		buf;
+		Page		page;
+		int			lower;
+		bool		ok;
+
+		if (nblocks != 1 || blkno == InvalidBlockNumber || blkno >= nrel)
+			corrupt(index, seg, "invalid dictionary entry");
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		SpmCheckPage(index, page, blkno, SPM_PAGE_POSTING, seg->segment_id);
+		lower = ((PageHeader) page)->pd_lower;
+		ok = idx >= (int) MAXALIGN(SizeOfPageHeaderData) && idx < lower &&
+			spm_block_last_docid((const char *) page + idx, lower - idx,
+								 (int) entry->df, &out[0].last_docid);
+		UnlockReleaseBuffer(buf);
+		if (!ok)
+			corrupt(index, seg, "posting block of a one-block term");
+		out[0].max_w = entry->max_w;
+		out[0].min_w = entry->min_w;
+		out[0].blkno = blkno;
+		out[0].off = (uint16) idx;
+		out[0].count = (uint8) entry->df;
+		out[0].flags = 0;
+		got = 1;
+	}
 
 	while (got < nblocks)
 	{

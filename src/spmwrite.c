@@ -107,6 +107,9 @@ struct SpmWriter
 	float4		min_w;
 	BlockNumber skip_blkno;
 	uint16		skip_idx;
+	int			t_nblocks;		/* blocks of the term so far */
+	SpmSkipEntry held_se;		/* the first one's entry, written only when
+								 * a second block comes (SPM_DICT_INLINE) */
 	uint32		last_docid;
 	int			bn;
 	uint32		bdocs[SPM_BLOCK_POSTINGS];
@@ -551,6 +554,24 @@ spm_writer_term_begin(SpmWriter *w, uint32 term)
 	w->bn = 0;
 	w->skip_blkno = InvalidBlockNumber;
 	w->skip_idx = 0;
+	w->t_nblocks = 0;
+}
+
+/* append a skip entry of the current term */
+static void
+put_skip(SpmWriter *w, const SpmSkipEntry *se)
+{
+	if (stream_reserve(w, &w->skip, sizeof(SpmSkipEntry)))
+	{
+		grow_u32(&w->skip_blk, &w->skip_cap, w->nskip + 1);
+		w->skip_blk[w->nskip++] = w->skip.blkno;
+	}
+	if (w->skip_blkno == InvalidBlockNumber)
+	{
+		w->skip_blkno = w->skip.blkno;
+		w->skip_idx = (uint16) w->skip.nitems;
+	}
+	stream_put(&w->skip, se, sizeof(SpmSkipEntry));
 }
 
 /* encode the buffered postings as one block and add its skip entry */
@@ -592,17 +613,16 @@ flush_block(SpmWriter *w)
 	se.count = (uint8) w->bn;
 	se.flags = 0;
 
-	if (stream_reserve(w, &w->skip, sizeof(SpmSkipEntry)))
+	/* a term of one block keeps its entry in the dictionary (term_end) */
+	if (w->t_nblocks == 0)
+		w->held_se = se;
+	else
 	{
-		grow_u32(&w->skip_blk, &w->skip_cap, w->nskip + 1);
-		w->skip_blk[w->nskip++] = w->skip.blkno;
+		if (w->t_nblocks == 1)
+			put_skip(w, &w->held_se);
+		put_skip(w, &se);
 	}
-	if (w->skip_blkno == InvalidBlockNumber)
-	{
-		w->skip_blkno = w->skip.blkno;
-		w->skip_idx = (uint16) w->skip.nitems;
-	}
-	stream_put(&w->skip, &se, sizeof(SpmSkipEntry));
+	w->t_nblocks++;
 
 	if (w->df == 0)
 	{
@@ -769,9 +789,18 @@ spm_writer_term_end(SpmWriter *w)
 	e.df = w->df;
 	e.max_w = w->max_w;
 	e.min_w = w->min_w;
-	e.skip_blkno = w->skip_blkno;
-	e.skip_idx = w->skip_idx;
-	e.unused = 0;
+	if (w->t_nblocks == 1)
+	{
+		e.skip_blkno = w->held_se.blkno;
+		e.skip_idx = w->held_se.off;
+		e.flags = SPM_DICT_INLINE;
+	}
+	else
+	{
+		e.skip_blkno = w->skip_blkno;
+		e.skip_idx = w->skip_idx;
+		e.flags = 0;
+	}
 	if (stream_reserve(w, &w->dict, sizeof(SpmDictEntry)))
 	{
 		grow_u32(&w->dict_pairs, &w->dict_cap, 2 * (w->ndict + 1));

@@ -2536,18 +2536,20 @@ test_quantize(void)
 		{
 			SpmBlockQuant q;
 			int			e;
-			bool		neg = mn < 0;
-			int			lim = neg ? 127 : 255;
+			double		lim = SPM_QBASE_LIMIT - 256;
+			double		h1,
+						l1;
 
 			memcpy(&q, enc + TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids), sizeof(q));
 			e = q.exp;
-			CHECK(((q.qflags & SPM_QUANT_SIGNED) != 0) == neg, "%s: signed", what);
-			/* the smallest exponent that fits */
-			CHECK(e == SPM_QEXP_MIN ||
-				  ceil(ldexp(mx, -(e - 1))) > lim || ceil(ldexp(mn, -(e - 1))) < -lim,
+			/* the smallest exponent that fits: at e - 1 the cells do not */
+			h1 = ceil(ldexp(mx, -(e - 1)));
+			l1 = ceil(ldexp(mn, -(e - 1))) - 1;
+			CHECK(e == SPM_QEXP_MIN || h1 - l1 > 255 || fabs(h1) >= lim || fabs(l1) >= lim,
 				  "%s: exponent %d is not the smallest", what, e);
-			/* so a cell is at most 1/63 of the largest |w| */
-			CHECK(e == SPM_QEXP_MIN || ldexp(1.0, e) <= Max(fabs(mx), fabs(mn)) / 63.0,
+			/* so a cell is at most 1/127 of the spread, or 2^-22 of |w| */
+			CHECK(e == SPM_QEXP_MIN || ldexp(1.0, e) <= (mx - mn) / 127.0 ||
+				  ldexp(1.0, e) <= Max(fabs(mx), fabs(mn)) / 4194304.0,
 				  "%s: cell too coarse", what);
 			/* smaller than raw */
 			CHECK(size < (int) (TYPEALIGN(4, sizeof(SpmBlockHeader) + hdr.nbytes_ids) +
@@ -2652,7 +2654,7 @@ test_quantize(void)
 		memcpy(&q, enc + qoff, sizeof(q));
 		CHECK(spm_block_decode(enc, size, 8, 34, d, ww), "good quantized block");
 		CHECK(!spm_block_decode(enc, size - 4, 8, 34, d, ww), "short quantized block accepted");
-		for (int bad = 0; bad < 3; bad++)
+		for (int bad = 0; bad < 4; bad++)
 		{
 			SpmBlockQuant b = q;
 
@@ -2660,8 +2662,10 @@ test_quantize(void)
 				b.exp = SPM_QEXP_MAX + 1;
 			else if (bad == 1)
 				b.exp = SPM_QEXP_MIN - 1;
+			else if (bad == 2)
+				b.reserved = 1;
 			else
-				b.qflags = 0x80;
+				b.base = SPM_QBASE_LIMIT;
 			memcpy(enc + qoff, &b, sizeof(b));
 			CHECK(!spm_block_decode(enc, size, 8, 34, d, ww), "bad quantized header %d accepted", bad);
 		}

@@ -21,7 +21,7 @@ DATA = $(EXTENSION)--$(EXTVERSION).sql \
 REGRESS_WRITES = spmw_setup spmw_insert spmw_large spmw_flush spmw_vacuum spmw_admin
 REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct \
 	sparsevec_binary sparsevec_large sparsevec_random sparsevec_catalog \
-	sparsevec_trusted
+	sparsevec_trusted sparsevec_pgvector_compat
 REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_deepen \
 	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
 	spm_ranges spm_quant

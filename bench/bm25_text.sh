@@ -5,22 +5,67 @@
 # Corpus: every text file under DIR (up to BM25_MAX_FILES, each cut at
 # 100 kB), one document each.  Ranked two ways on the same tsvector
 # column:
-#   bm25_text    ORDER BY bm25 <#> docs_bm25_query(q) LIMIT 10, served by
-#                sparse_maxscore (examples/bm25/recipe.sql)
+#   bm25_text    ORDER BY bm25 <#> (SELECT docs_bm25_query(q)) LIMIT 10,
+#                served by sparse_maxscore (examples/bm25/recipe.sql; the
+#                scalar subquery computes the query vector once, README)
 #   ts_rank_gin  WHERE tsv @@ tq ORDER BY ts_rank(tsv, tq) DESC LIMIT 10,
 #                a GIN index on tsv; tq ORs the query's lexemes, so both
 #                rank the same candidate documents
+#   pg_textsearch ORDER BY body <@> to_bm25query(q, idx) LIMIT 10, the
+#                bm25 index of Timescale's pg_textsearch, with the recipe's
+#                k1 and b; only when the server has pg_textsearch (preloaded:
+#                bench/run adds it to shared_preload_libraries when the
+#                installation has it), else reported as not run
 # Each runs under pgbench -M prepared, one client, DURATION s, a random
 # query per transaction, query building included.  Reported, not asserted:
-# how many of ts_rank's top 10 are in BM25's top 10 (different rankings).
-# Checked: BM25 through the index returns the distances of a seq scan.
+# how many of ts_rank's and pg_textsearch's top 10 are in BM25's top 10
+# (different rankings; pg_textsearch's differs by definition in places,
+# doc/benchmarks.md "pg_textsearch").  Checked: BM25 through the index
+# returns the distances of a seq scan.
 
 BM25_MAX_FILES=${BM25_MAX_FILES:-20000}
 BM25_NQ=${BM25_NQ:-200}
 
+# pg_textsearch, when the server can run it.  Sets TS_NOTE (why the arm
+# does not run; empty when it does), TS_VERSION, TS_OPTS (a search_path
+# that reaches its operator) and TS_BUILD_S.  Never fails the run.
+bm25_pgts_setup() {
+	local k1b k1 b t0 schema err
+	TS_NOTE= TS_VERSION= TS_OPTS= TS_BUILD_S=
+	if [ -z "$(sql -c "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_textsearch'")" ]; then
+		TS_NOTE="pg_textsearch is not available in this server (no pg_textsearch.control): arm not run"
+		return 0
+	fi
+	if [ -z "$(sql -c "SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch'")" ] &&
+		! sql -c "SELECT 1 FROM unnest(string_to_array(current_setting('shared_preload_libraries'), ',')) l
+			WHERE trim(l) = 'pg_textsearch'" | grep -q 1; then
+		TS_NOTE="pg_textsearch is available but not in shared_preload_libraries, which it needs: arm not run"
+		return 0
+	fi
+	# not in $(...): create_extension records what to undo in CREATED
+	if ! create_extension pg_textsearch 2>"$WORK/bm25_text/pgts.err"; then
+		TS_NOTE="CREATE EXTENSION pg_textsearch failed: arm not run ($(tail -n 1 "$WORK/bm25_text/pgts.err"))"
+		return 0
+	fi
+	schema=$(sql -c "SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_textsearch'")
+	TS_VERSION=$(sql -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_textsearch'")
+	TS_OPTS="-c search_path=sparsevec_bench,$EXTSCHEMA,$schema"
+	# the recipe's k1 and b (docs_bm25_stats), so both score with the same parameters
+	k1b=$(sql -c "SELECT k1, b FROM docs_bm25_stats")
+	read -r k1 b <<<"$k1b"
+	t0=$(now)
+	if ! err=$(PGOPTIONS="$BASE_PGOPTIONS $TS_OPTS" sql -c "CREATE INDEX docs_body_bm25 ON docs USING bm25 (body)
+			WITH (text_config = 'english', k1 = $k1, b = $b)" -c "ANALYZE docs" 2>&1); then
+		TS_NOTE="pg_textsearch $TS_VERSION: CREATE INDEX ... USING bm25 failed: arm not run ($(tail -n 1 <<<"$err"))"
+		return 0
+	fi
+	TS_BUILD_S=$(elapsed "$t0")
+	TS_K1=$k1 TS_B=$b
+}
+
 bm25_text_arm() {
 	local dir=$1 d=$WORK/bm25_text ndocs nq t0 load_s build_s gin_s stats plan forced=no
-	local lat_b lat_t tps_b tps_t overlap exact
+	local lat_b lat_t tps_b tps_t overlap exact ov nb nqs same dmed dmax
 	mkdir -p "$d"
 	log "bm25_text: corpus from $dir"
 	[ -d "$dir" ] || { NOTES+=("bm25_text: $dir is not a directory: arm skipped"); return 0; }
@@ -63,15 +108,28 @@ bm25_text_arm() {
 		pg_size_pretty(pg_table_size('docs')), pg_size_pretty(pg_relation_size('docs_bm25_idx')),
 		pg_size_pretty(pg_relation_size('docs_tsv_gin'))) FROM docs_bm25_stats")
 	note "bm25_text: $stats; load ${load_s} s, recipe (vocabulary, vectors, index) ${build_s} s, GIN ${gin_s} s"
+	bm25_pgts_setup
+	if [ -n "$TS_NOTE" ]; then
+		note "bm25_text: $TS_NOTE"
+		NOTES+=("bm25_text: $TS_NOTE")
+	else
+		note "bm25_text: pg_textsearch $TS_VERSION, bm25 index (k1 $TS_K1, b $TS_B) built in $TS_BUILD_S s, $(sql -c "SELECT pg_size_pretty(pg_relation_size('docs_body_bm25'))")"
+	fi
 
 	# the plans; BM25 must scan the sparse_maxscore index
-	plan=$(sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = 1)) LIMIT 10")
+	plan=$(sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> (SELECT docs_bm25_query(q) FROM bm25_queries WHERE qid = 1) LIMIT 10")
 	local opts=
 	if ! grep -q "Index Scan using docs_bm25_idx" <<<"$plan"; then
 		forced=yes opts="-c enable_seqscan=off"
 	fi
-	{ echo "### bm25_text"; PGOPTIONS="$BASE_PGOPTIONS $opts" sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = 1)) LIMIT 10"
+	{ echo "### bm25_text"; PGOPTIONS="$BASE_PGOPTIONS $opts" sql -c "EXPLAIN SELECT id FROM docs ORDER BY bm25 <#> (SELECT docs_bm25_query(q) FROM bm25_queries WHERE qid = 1) LIMIT 10"
 	  echo; echo "### ts_rank_gin"; sql -c "EXPLAIN SELECT id FROM docs, (SELECT tq FROM bm25_queries WHERE qid = 1) x WHERE tsv @@ x.tq ORDER BY ts_rank(tsv, x.tq) DESC LIMIT 10"; echo; } >>"$OUT/plans.txt"
+	local ts_opts=
+	if [ -z "$TS_NOTE" ]; then
+		plan=$(PGOPTIONS="$BASE_PGOPTIONS $TS_OPTS" sql -c "EXPLAIN SELECT id FROM docs ORDER BY body <@> to_bm25query((SELECT q FROM bm25_queries WHERE qid = 1), 'docs_body_bm25') LIMIT 10")
+		grep -q "Index Scan using docs_body_bm25" <<<"$plan" || ts_opts="-c enable_seqscan=off"
+		{ echo "### pg_textsearch"; PGOPTIONS="$BASE_PGOPTIONS $TS_OPTS $ts_opts" sql -c "EXPLAIN SELECT id FROM docs ORDER BY body <@> to_bm25query((SELECT q FROM bm25_queries WHERE qid = 1), 'docs_body_bm25') LIMIT 10"; echo; } >>"$OUT/plans.txt"
+	fi
 
 	# exactness (index against seq scan, distances bit for bit) and overlap
 	read -r exact overlap < <(PGOPTIONS="$BASE_PGOPTIONS" sql <<-'EOSQL'
@@ -107,28 +165,75 @@ bm25_text_arm() {
 	note "bm25_text: exact (index = seq scan) $exact; ts_rank's top 10 in BM25's top 10: $overlap"
 	[ "${exact%%/*}" = "${exact##*/}" ] || { NOTES+=("bm25_text: the index differed from a seq scan: $exact"); FAILED=1; }
 
+	# pg_textsearch's top 10 against the exact BM25 top 10, rows of positive
+	# score only on both sides (fewer than 10 when fewer rows match), and
+	# the relative difference of the two scores of each row both return
+	local ts_ov=
+	if [ -z "$TS_NOTE" ]; then
+		ts_ov=$(PGOPTIONS="$BASE_PGOPTIONS $TS_OPTS" sql <<-'EOSQL'
+			CREATE TEMP TABLE p AS
+			SELECT qid, q, NULL::bigint[] AS bi, NULL::float8[] AS bs, NULL::bigint[] AS pi, NULL::float8[] AS ps
+			FROM bm25_queries;
+			DO $$
+			DECLARE x record;
+			BEGIN
+				PERFORM set_config('enable_seqscan', 'off', true);
+				FOR x IN SELECT qid, q FROM p LOOP
+					UPDATE p SET (bi, bs) = (SELECT array_agg(id ORDER BY n), array_agg(s ORDER BY n)
+						FROM (SELECT row_number() OVER () n, id, s FROM
+							(SELECT id, -(bm25 <#> docs_bm25_query(x.q)) s FROM docs
+							 ORDER BY bm25 <#> docs_bm25_query(x.q) LIMIT 10) a) b WHERE s > 0)
+					WHERE qid = x.qid;
+					UPDATE p SET (pi, ps) = (SELECT array_agg(id ORDER BY n), array_agg(s ORDER BY n)
+						FROM (SELECT row_number() OVER () n, id, s FROM
+							(SELECT id, -(body <@> to_bm25query(x.q, 'docs_body_bm25')) s FROM docs
+							 ORDER BY body <@> to_bm25query(x.q, 'docs_body_bm25') LIMIT 10) a) b WHERE s > 0)
+					WHERE qid = x.qid;
+				END LOOP;
+			END $$;
+			WITH z AS (SELECT cardinality(bi) nb, (SELECT count(*) FROM unnest(pi) t WHERE t = ANY (bi)) ov,
+					pi IS NOT DISTINCT FROM bi same
+				FROM p WHERE cardinality(bi) > 0),
+			d AS (SELECT abs(ps[i] - bs[j]) / bs[j] d
+				FROM p, generate_subscripts(p.pi, 1) i, generate_subscripts(p.bi, 1) j WHERE pi[i] = bi[j])
+			SELECT coalesce(round(avg(ov), 2)::text, 'n/a'), coalesce(round(avg(nb), 2)::text, 'n/a'), count(*),
+				count(*) FILTER (WHERE same),
+				(SELECT coalesce(round((100 * percentile_cont(0.5) WITHIN GROUP (ORDER BY d))::numeric, 2)::text, 'n/a') FROM d),
+				(SELECT coalesce(round((100 * max(d))::numeric, 2)::text, 'n/a') FROM d)
+			FROM z;
+		EOSQL
+		) || { ts_ov=; NOTES+=("bm25_text: pg_textsearch's top 10 could not be compared (see the log)"); }
+		[ -n "$ts_ov" ] && note "bm25_text: pg_textsearch against exact BM25 (overlap of 10, of the queries' matching rows; queries; same top 10; score difference median and max %): $ts_ov"
+	fi
+
 	# latency
-	printf '\\set qid random(1, %s)\nSELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query((SELECT q FROM bm25_queries WHERE qid = :qid)) LIMIT 10;\n' \
+	printf '\\set qid random(1, %s)\nSELECT id FROM docs ORDER BY bm25 <#> (SELECT docs_bm25_query(q) FROM bm25_queries WHERE qid = :qid) LIMIT 10;\n' \
 		"$nq" >"$d/bm25.sql"
 	printf '\\set qid random(1, %s)\nSELECT id FROM docs, (SELECT tq FROM bm25_queries WHERE qid = :qid) x WHERE tsv @@ x.tq ORDER BY ts_rank(tsv, x.tq) DESC LIMIT 10;\n' \
 		"$nq" >"$d/tsrank.sql"
-	local arm script lat tps
-	for arm in bm25_text ts_rank_gin; do
+	printf '\\set qid random(1, %s)\nSELECT id FROM docs ORDER BY body <@> to_bm25query((SELECT q FROM bm25_queries WHERE qid = :qid), %s) LIMIT 10;\n' \
+		"$nq" "'docs_body_bm25'" >"$d/pgts.sql"
+	local arm script lat tps arms=(bm25_text ts_rank_gin) lat_p= tps_p=
+	[ -z "$TS_NOTE" ] && arms+=(pg_textsearch)
+	for arm in "${arms[@]}"; do
 		script=$d/bm25.sql
 		local o=$opts
 		[ $arm = ts_rank_gin ] && script=$d/tsrank.sql o=
+		[ $arm = pg_textsearch ] && script=$d/pgts.sql o="$TS_OPTS $ts_opts"
 		note "arm $arm: pgbench -M prepared -c 1 -T $DURATION"
 		rm -f "$d/log_$arm".*
 		if ! PGOPTIONS="$BASE_PGOPTIONS $o" pgbench -n -M prepared -c 1 -T "$DURATION" -l \
 			--log-prefix="$d/log_$arm" -f "$script" "$DSN" >"$d/$arm.out" 2>"$d/$arm.err"; then
 			NOTES+=("bm25_text: arm $arm failed in pgbench: $(tail -n 1 "$d/$arm.err")")
-			FAILED=1
+			# pg_textsearch is someone else's extension: reported, the run goes on
+			[ $arm = pg_textsearch ] || FAILED=1
 			continue
 		fi
 		lat=$(latency_stats "$d/$arm.sorted" "$d/log_$arm".*)
 		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$d/$arm.out" | tail -n 1)
 		[ $arm = bm25_text ] && lat_b=$lat tps_b=$tps
 		[ $arm = ts_rank_gin ] && lat_t=$lat tps_t=$tps
+		[ $arm = pg_textsearch ] && lat_p=$lat tps_p=$tps
 	done
 
 	{
@@ -141,17 +246,32 @@ bm25_text_arm() {
 		echo
 		echo "| arm | query | p50 ms | p90 ms | p99 ms | mean ms | TPS |"
 		echo "|---|---|---|---|---|---|---|"
-		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "| `bm25_text` | `ORDER BY bm25 <#> docs_bm25_query(q) LIMIT 10` (sparse_maxscore) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_b"
+		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "| `bm25_text` | `ORDER BY bm25 <#> (SELECT docs_bm25_query(q)) LIMIT 10` (sparse_maxscore) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_b"
 		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" '{ printf "| `ts_rank_gin` | `WHERE tsv @@ tq ORDER BY ts_rank(tsv, tq) DESC LIMIT 10` (GIN) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_t"
+		[ -n "${lat_p:-}" ] && awk -v t="$tps_p" '{ printf "| `pg_textsearch` | `ORDER BY body <@> to_bm25query(q, idx) LIMIT 10` (pg_textsearch bm25) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_p"
 		echo
 		echo "- BM25 through the index equals a seq scan (distances bit for bit, LIMIT 10): $exact queries."
 		echo "- ts_rank's top 10 and BM25's top 10 share on average $overlap of 10 rows (ties at ts_rank's 10th place broken by id)."
 		echo "  They are different rankings (ts_rank does not use idf nor BM25's saturation): reported, not asserted."
+		if [ -n "$TS_NOTE" ]; then
+			echo "- pg_textsearch: $TS_NOTE."
+		else
+			echo "- pg_textsearch $TS_VERSION: its \`bm25\` index on \`body\` (\`text_config = 'english'\`, k1 $TS_K1, b $TS_B: the recipe's) built in $TS_BUILD_S s."
+			[ -n "$ts_opts" ] && echo "  Its arm ran with enable_seqscan=off (forced): the planner did not choose its index by itself."
+			if [ -n "$ts_ov" ]; then
+				read -r ov nb nqs same dmed dmax <<<"$ts_ov"
+				echo "- pg_textsearch's top 10 against the exact BM25 top 10 (rows of positive score on both sides): $ov rows shared"
+				echo "  on average, of the $nb that BM25 returns ($nqs queries with a match); the same rows in the same order"
+				echo "  for $same queries; the score of a row both return differs by $dmed% (median), $dmax% at most."
+				echo "  Reported, not asserted: the two BM25 differ in details (doc/benchmarks.md \"pg_textsearch against exact BM25\")."
+			fi
+		fi
 		echo
 	} >"$WORK/bm25_text.md"
 	{
 		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "arm=bm25_text p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a\n", $1, $3, t }' <<<"$lat_b"
 		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" -v o="${overlap%% *}" '{ printf "arm=ts_rank_gin p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a overlap_with_bm25@10=%s\n", $1, $3, t, o }' <<<"$lat_t"
+		[ -n "${lat_p:-}" ] && awk -v t="$tps_p" -v o="${ts_ov%%[[:space:]]*}" '{ printf "arm=pg_textsearch p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a overlap_with_bm25@10=%s\n", $1, $3, t, (o == "" ? "n/a" : o) }' <<<"$lat_p"
 	} >"$WORK/bm25_text.summary"
 	cat "$WORK/bm25_text.summary" | sed 's/^/    /'
 }

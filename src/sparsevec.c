@@ -589,10 +589,15 @@ spv_sparsevec_recv(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("expected unused to be 0, not %d", unused)));
 
+	/*
+	 * Checked before allocating anything; the SQLSTATE is the one
+	 * pq_getmsgint raises for a short header, and pgvector's for any short
+	 * message (08P01)
+	 */
 	remaining = buf->len - buf->cursor;
 	if ((Size) nnz * (sizeof(int32) + sizeof(float)) > (Size) remaining)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("insufficient data left in message"),
 				 errdetail_plural("The sparsevec header announces %d element, but only %d bytes follow it.",
 								  "The sparsevec header announces %d elements, but only %d bytes follow it.",

@@ -10,7 +10,9 @@
 --   docs_bm25_refresh()       recounts df and n_docs (idf), one pass
 --   docs_bm25_rebuild()       new avgdl, every vector again, then refresh
 --   docs_bm25_query(text)     the query vector
--- then:  SELECT id FROM docs ORDER BY bm25 <#> docs_bm25_query('...') LIMIT 10;
+-- then:  SELECT id FROM docs ORDER BY bm25 <#> (SELECT docs_bm25_query('...')) LIMIT 10;
+-- (the scalar subquery computes the query vector once, not once per row
+-- returned: doc/reference.md "BM25 from text")
 --
 -- Change 'english' (the text search configuration), the dimensions and
 -- k1, b below to taste; a dims well above the vocabulary you expect costs

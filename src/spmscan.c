@@ -99,8 +99,8 @@ typedef struct SpmScanOpaqueData
 
 typedef SpmScanOpaqueData *SpmScanOpaque;
 
-/* rows a first round takes past a LIMIT when the executor rescores */
-#define SPM_RECHECK_EXTRA	16
+/* rows a first round takes past a LIMIT when the executor rescores, at least */
+#define SPM_RECHECK_EXTRA	5
 
 /* the most recent scan of this backend, for sparse_maxscore_last_scan() */
 SpmCounters spm_last_scan;
@@ -201,11 +201,12 @@ run_round(IndexScanDesc scan)
 	/*
 	 * With quantized segments the executor rescores the rows in the order
 	 * of their bounds and needs rows past the LIMIT before it can return
-	 * the last one: the first round takes max(LIMIT, 16) more, so that one
-	 * round usually serves the whole query (README "Quantized weights").
+	 * the last one: the first round takes max(LIMIT / 2, 5) more, so that
+	 * one round usually serves the whole query (README "Quantized
+	 * weights").
 	 */
 	if (so->recheck && so->counters.rounds == 0 && so->limit_hint > 0)
-		so->k = Min(so->kmax, so->k + Max(so->k, SPM_RECHECK_EXTRA));
+		so->k = Min(so->kmax, so->k + Max(so->k / 2, SPM_RECHECK_EXTRA));
 	k = so->k;
 	so->counters.rounds++;
 	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));

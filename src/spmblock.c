@@ -426,6 +426,10 @@ spm_block_size(const char *block, int avail)
  * SPM_QEXP_EXACT for raw weights.  (base + code) * 2^exp is exact in
  * float4: |base + code| < 2^24 and exp in [SPM_QEXP_MIN, SPM_QEXP_MAX].
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* -O2 does not vectorize the conversion loop below; it is 10% of a query */
+__attribute__((optimize("tree-vectorize")))
+#endif
 static void
 block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
 			  float *w, int16 *exp)
@@ -441,11 +445,20 @@ block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
 
 		int32		b;
 
+		float		bias;
+
 		memcpy(&q, wp, sizeof(q));
 		scale = ldexpf(1.0f, q.exp);
 		b = q.base - (lower ? 1 : 0);
+
+		/*
+		 * (b + c) * 2^e as b * 2^e + c * 2^e: both products and their sum
+		 * are float4 values (|b + c| < 2^24), so the sum is exact; in this
+		 * form the loop converts bytes to floats in vector registers.
+		 */
+		bias = (float) b * scale;
 		for (int i = 0; i < count; i++)
-			w[i] = (float) (b + (int32) c[i]) * scale;
+			w[i] = bias + (float) c[i] * scale;
 		*exp = q.exp;
 	}
 	else

@@ -761,16 +761,24 @@ SpmReadSkips(Relation index, SpmSegment *seg, const SpmDictEntry *entry,
 		int			lower;
 		bool		ok;
 
-		if (nblocks != 1 || blkno == InvalidBlockNumber || blkno >= nrel)
+		if (nblocks != 1 || blkno == InvalidBlockNumber)
 			corrupt(index, seg, "invalid dictionary entry");
+		if (blkno >= nrel)
+			corrupt(index, seg, "the block of a one-block term is beyond the end");
 		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		SpmCheckPage(index, page, blkno, SPM_PAGE_POSTING, seg->segment_id);
 		lower = ((PageHeader) page)->pd_lower;
-		ok = idx >= (int) MAXALIGN(SizeOfPageHeaderData) && idx < lower &&
-			spm_block_last_docid((const char *) page + idx, lower - idx,
-								 (int) entry->df, &out[0].last_docid);
+		ok = idx >= (int) MAXALIGN(SizeOfPageHeaderData) &&
+			idx + (int) sizeof(SpmBlockHeader) <= lower;
+		if (ok && ((const SpmBlockHeader *) (page + idx))->count != entry->df)
+		{
+			UnlockReleaseBuffer(buf);
+			corrupt(index, seg, "posting count does not match the dictionary");
+		}
+		ok = ok && spm_block_last_docid((const char *) page + idx, lower - idx,
+										(int) entry->df, &out[0].last_docid);
 		UnlockReleaseBuffer(buf);
 		if (!ok)
 			corrupt(index, seg, "posting block of a one-block term");

@@ -19,6 +19,10 @@
 #include "port/pg_bswap.h"
 #include "spmblock.h"
 
+static bool decode_block(const char *block, int avail, int count,
+						 bool check_last, uint32 last_docid, bool lower,
+						 uint32 *docids, float *weights, int16 *exp);
+
 /*
  * Read one varbyte delta at *pp (not past end) and add it to *d.  Returns
  * false if the bytes are not a valid delta (empty, too long, zero, or
@@ -493,6 +497,19 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 						uint32 last_docid, bool lower, uint32 *docids,
 						float *weights, int16 *exp)
 {
+	return decode_block(block, avail, count, true, last_docid, lower, docids,
+						weights, exp);
+}
+
+/*
+ * spm_block_decode_bounds, and with check_last false the same checks
+ * except the comparison with last_docid (spm_block_last_docid).
+ */
+static bool
+decode_block(const char *block, int avail, int count, bool check_last,
+			 uint32 last_docid, bool lower, uint32 *docids, float *weights,
+			 int16 *exp)
+{
 	SpmBlockHeader hdr;
 	const unsigned char *p;
 	const unsigned char *end;
@@ -529,8 +546,7 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 			d64 += packed_value(p, i - 1, width, mask) + 1;
 			docids[i] = (uint32) d64;
 		}
-		if (last_docid == SPM_LAST_UNKNOWN ? d64 >= PG_UINT32_MAX :
-			d64 != last_docid)
+		if (check_last ? d64 != last_docid : d64 > PG_UINT32_MAX)
 			return false;
 	}
 	/* fast path: every delta takes one byte (dense terms) */
@@ -547,7 +563,7 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 			d += delta;
 			docids[i] = d;
 		}
-		if ((bad & 0x80) || (last_docid != SPM_LAST_UNKNOWN && d != last_docid))
+		if ((bad & 0x80) || (check_last && d != last_docid))
 			return false;
 	}
 	else
@@ -558,7 +574,7 @@ spm_block_decode_bounds(const char *block, int avail, int count,
 				return false;
 			docids[i] = d;
 		}
-		if (p != end || (last_docid != SPM_LAST_UNKNOWN && d != last_docid))
+		if (p != end || (check_last && d != last_docid))
 			return false;
 	}
 
@@ -579,8 +595,8 @@ spm_block_last_docid(const char *block, int avail, int count, uint32 *last)
 	int16		exp;
 
 	if (count < 1 || count > SPM_BLOCK_POSTINGS ||
-		!spm_block_decode_bounds(block, avail, count, SPM_LAST_UNKNOWN, false,
-								 docids, weights, &exp))
+		!decode_block(block, avail, count, false, 0, false, docids, weights,
+					  &exp))
 		return false;
 	*last = docids[count - 1];
 	return true;

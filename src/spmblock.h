@@ -87,9 +87,6 @@ typedef struct SpmBlockQuant
 #define SPM_QEXP_EXACT		(-32768)	/* a posting's weight is exact */
 #define SPM_QUANT_MIN_POSTINGS 3	/* below, raw takes no more bytes */
 
-/* last_docid for spm_block_decode_bounds when the caller does not know it */
-#define SPM_LAST_UNKNOWN	PG_UINT32_MAX
-
 /* codecs for spm_block_encode_codec */
 #define SPM_CODEC_VARBYTE	0
 #define SPM_CODEC_PACKED	1

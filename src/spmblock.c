@@ -216,28 +216,18 @@ encode_block(const uint32 *docids, const float *weights, int count,
 /*
  * Encode count postings (docids strictly ascending) into out, which must
  * hold SPM_BLOCK_MAX_BYTES, in the codec whose deltas take fewer bytes
- * (the packed one on a tie: it decodes without branches).  Returns the
- * encoded size, a multiple of 4.
+ * (the packed one on a tie: it decodes without branches), with raw
+ * weights.  Returns the encoded size, a multiple of 4.
  */
 int
 spm_block_encode(const uint32 *docids, const float *weights, int count,
 				 char *out)
 {
-	int			vb;
-	int			packed;
-	int			width;
+	float		bmax;
+	float		bmin;
 
-	delta_sizes(docids, count, &vb, &packed, &width);
-
-	/*
-	 * Compared as the blocks' sizes, weights aligned: deltas one byte
-	 * longer may cost nothing, and packed blocks decode without branches.
-	 */
-	return encode_block(docids, weights, count,
-						TYPEALIGN(4, sizeof(SpmBlockHeader) + packed) <=
-						TYPEALIGN(4, sizeof(SpmBlockHeader) + vb) ?
-						SPM_CODEC_PACKED : SPM_CODEC_VARBYTE,
-						width, NULL, NULL, out);
+	return spm_block_encode_bounds(docids, weights, NULL, count, false, out,
+								   &bmax, &bmin);
 }
 
 /*
@@ -328,6 +318,11 @@ spm_block_encode_bounds(const uint32 *docids, const float *weights,
 			any_inexact |= exps[i] != SPM_QEXP_EXACT;
 
 	delta_sizes(docids, count, &vb, &packed, &width);
+
+	/*
+	 * Compared as the blocks' sizes, weights aligned: deltas one byte
+	 * longer may cost nothing, and packed blocks decode without branches.
+	 */
 	codec = TYPEALIGN(4, sizeof(SpmBlockHeader) + packed) <=
 		TYPEALIGN(4, sizeof(SpmBlockHeader) + vb) ?
 		SPM_CODEC_PACKED : SPM_CODEC_VARBYTE;

@@ -116,7 +116,6 @@ struct SpmWriter
 	float		bw[SPM_BLOCK_POSTINGS];
 	int16		bexp[SPM_BLOCK_POSTINGS];	/* SPM_QEXP_EXACT or a quantized
 											 * weight's exponent */
-	bool		bexact;			/* every buffered weight is exact */
 	bool		quant;			/* a block was quantized (SPM_SEG_QUANT) */
 	bool		exact;			/* quantize only what comes quantized */
 	char		enc[SPM_BLOCK_MAX_BYTES];
@@ -318,8 +317,6 @@ spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 				 uint32 segment_id, uint64 docid_lo)
 {
 	SpmWriter  *w = palloc0(sizeof(SpmWriter));
-
-	w->bexact = true;
 
 	w->cxt = CurrentMemoryContext;
 	w->index = index;
@@ -588,15 +585,13 @@ flush_block(SpmWriter *w)
 	 * scores with them, and both paths must agree (README "Quantized
 	 * weights").
 	 */
-	size = spm_block_encode_bounds(w->bdocs, w->bw,
-								   w->bexact ? NULL : w->bexp, w->bn,
+	size = spm_block_encode_bounds(w->bdocs, w->bw, w->bexp, w->bn,
 								   !w->ranges && !w->exact, w->enc, &bmax, &bmin);
 	if (size < 0)
 		elog(ERROR, "sparse_maxscore: quantized weights of term %u out of range",
 			 w->term);
 	if (((const SpmBlockHeader *) w->enc)->flags & SPM_BLOCK_QUANT)
 		w->quant = true;
-	w->bexact = true;
 	/* the header's largest |w| bounds what the blocks decode to */
 	w->max_abs = Max(w->max_abs, Max(fabsf(bmax), fabsf(bmin)));
 	if (stream_reserve(w, &w->post, size))
@@ -678,12 +673,6 @@ spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
 		if (v < 0.0f || (e != SPM_QEXP_EXACT && v <= 0.0f))
 			w->flags |= SPM_META_NEGATIVE;
 		w->max_abs = Max(w->max_abs, fabsf(v));
-		if (e != SPM_QEXP_EXACT)
-		{
-			/* the lower end may be the larger in magnitude */
-			w->max_abs = Max(w->max_abs, fabsf(v - ldexpf(1.0f, e)));
-			w->bexact = false;
-		}
 		w->bexp[w->bn] = e;
 		if (w->ranges)
 		{

@@ -8,7 +8,7 @@ PGFILEDESC = "sparsevec - sparse vectors and the sparse_maxscore index"
 # Object files, grouped by area (explicit lists: deterministic builds).
 OBJS_TYPE = src/sparsevec.o src/spvbm25.o
 OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o src/spminsert.o src/spmlimit.o src/spmsort.o \
-	src/spmflush.o src/spmmerge.o src/spmoptions.o src/spmpage.o \
+	src/spmflush.o src/spmmerge.o src/spmoptions.o src/spmpage.o src/spmpipeline.o \
 	src/spmpending.o src/spmpolicy.o src/spmscan.o src/spmsegment.o src/spmsegscan.o src/spmtopk.o \
 	src/spmtraverse.o src/spmrange.o src/spmreorder.o \
 	src/spmutils.o src/spmvacuum.o src/spmvalidate.o src/spmwrite.o

@@ -3,12 +3,12 @@
  * spmbuild.c
  *	  Bulk build (ambuild) and the init fork of unlogged indexes.
  *
- * The heap scan gives every row the next docid, in the order the scan
- * returns rows; its TID (and NULL flag) goes straight to the docmap of the
- * one segment being written.  Its postings (term, docid, weight) go to a
- * sorter (spmsort.c) limited to maintenance_work_mem, which hands them to
- * the segment writer in (term, docid) order, spilling to temporary files
- * if they do not fit.
+ * The heap is the document source of one segment written by the write
+ * pipeline (spmpipeline.c, README "Writing a segment"): the heap scan gives
+ * every row the next docid, in the order the scan returns rows; the
+ * pipeline puts its TID (and NULL flag) in the segment's docmap and its
+ * postings (term, docid, weight) through a sorter limited to
+ * maintenance_work_mem.
  *
  * With reorder = on the documents do not go to the writer as they come:
  * they wait in a temporary file, a batch at a time, and go in the order
@@ -65,12 +65,16 @@ typedef struct SpmReorderBatch
 	int32		elems_cap;
 } SpmReorderBatch;
 
+/* the heap as the build's document source (spmpipeline.c) */
 typedef struct SpmBuildState
 {
-	SpmWriter  *writer;
-	SpmSorter  *sorter;
+	SpmSource	src;			/* first: the pipeline sees only this */
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+	double		reltuples;
+	SpmSink    *sink;			/* while the heap is read */
 	int32		dims;
-	uint32		ndocs;
 	double		indtuples;
 	MemoryContext tmpCtx;		/* per-row */
 	SpmReorderBatch *reorder;	/* NULL unless reorder = on */
@@ -78,25 +82,14 @@ typedef struct SpmBuildState
 
 /* ---------------------------------------------------------------- scan */
 
-/* give the writer and the sorter the next document, with the next docid */
+/* the next document, with the next docid */
 static void
 build_emit(SpmBuildState *st, ItemPointer tid, uint8 flags,
 		   const int32 *idx, const float *vals, int32 nnz)
 {
-	uint32		doc = st->ndocs;
-
-	if (flags & SPM_DOC_NULL)
-		spm_writer_doc(st->writer, tid, SPM_DOC_NULL, 0);
-	else
-	{
-		/* before the document: the forward copy's layout depends on it */
-		spm_writer_set_dims(st->writer, st->dims);
-		spm_writer_doc(st->writer, tid, 0, nnz);
-		spm_writer_doc_elems(st->writer, idx, vals, nnz);
-		for (int i = 0; i < nnz; i++)
-			spm_sorter_add(st->sorter, (uint32) idx[i], doc, vals[i]);
-	}
-	st->ndocs++;
+	/* known from the first vector on, before its elements */
+	spm_sink_set_dims(st->sink, st->dims);
+	spm_sink_doc(st->sink, tid, flags, idx, vals, nnz);
 }
 
 /*
@@ -395,11 +388,30 @@ write_empty_meta(Relation index, ForkNumber fork)
 	UnlockReleaseBuffer(buf);
 }
 
+/* the source's documents: every row of the heap */
+static void
+build_documents(SpmSource *src, SpmSink *sink)
+{
+	SpmBuildState *st = (SpmBuildState *) src;
+
+	st->sink = sink;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 PROGRESS_SPM_PHASE_LOAD);
+	st->reltuples = table_index_build_scan(st->heap, st->index, st->indexInfo,
+										   true, true, build_callback,
+										   (void *) st, NULL);
+	if (st->reorder)
+	{
+		reorder_flush(st);
+		reorder_end(st->reorder);
+	}
+	st->sink = NULL;
+}
+
 static void
 build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 			ForkNumber fork, double *reltuples, double *indtuples)
 {
-	SpmBuildState st;
 	MemoryContext buildCtx;
 	MemoryContext old;
 
@@ -410,69 +422,58 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo,
 
 	write_empty_meta(index, fork);
 
-	memset(&st, 0, sizeof(st));
-	st.tmpCtx = AllocSetContextCreate(buildCtx, "sparse_maxscore build row",
-									  ALLOCSET_DEFAULT_SIZES);
-	/* with reorder = on, half of maintenance_work_mem is the batch's */
-	if (heap != NULL && spm_get_options(index)->reorder)
-		st.reorder = reorder_begin((Size) maintenance_work_mem * 1024 / 2);
-	st.sorter = spm_sorter_begin((Size) maintenance_work_mem * 1024 /
-								 (st.reorder ? 2 : 1), true);
-	st.writer = spm_writer_begin(index, fork, false, 1, 0);
-	if (!spm_get_options(index)->ranges)
-		spm_writer_no_ranges(st.writer);
-	if (!spm_get_options(index)->quantize)
-		spm_writer_exact(st.writer);
-
+	/* the init fork of an unlogged index is just the metapage */
 	if (heap != NULL)
 	{
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
-									 PROGRESS_SPM_PHASE_LOAD);
-		*reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-											build_callback, (void *) &st, NULL);
-		if (st.reorder)
+		SpmBuildState st;
+		SpmWriteTarget target;
+		SpmSegmentOut out;
+		Size		mem = (Size) maintenance_work_mem * 1024;
+
+		memset(&st, 0, sizeof(st));
+		st.heap = heap;
+		st.index = index;
+		st.indexInfo = indexInfo;
+		st.tmpCtx = AllocSetContextCreate(buildCtx, "sparse_maxscore build row",
+										  ALLOCSET_DEFAULT_SIZES);
+		/* with reorder = on, half of maintenance_work_mem is the batch's */
+		if (spm_get_options(index)->reorder)
+			st.reorder = reorder_begin(mem / 2);
+		st.src.docid_lo = 0;
+		st.src.ranges_ok = true;
+		st.src.sort_mem = st.reorder ? mem / 2 : mem;
+		st.src.progress = true;
+		st.src.documents = build_documents;
+
+		memset(&target, 0, sizeof(target));
+		target.fork = fork;
+		target.wal = false;		/* logged all at once below */
+		target.segment_id = 1;
+		spm_segment_write(index, &target, &st.src, &out);
+		if (out.written)
 		{
-			reorder_flush(&st);
-			reorder_end(st.reorder);
+			SpmMetaPageData empty;
+			SpmPublish	p;
+
+			memset(&empty, 0, sizeof(empty));
+			memset(&p, 0, sizeof(p));
+			p.what = "build";
+			p.fork = fork;
+			p.wal = false;
+			p.seen = &empty;
+			p.seg = &out;
+			p.numbered = out.ndocs;
+			spm_publish(index, &p);
 		}
+		*reltuples = st.reltuples;
+		*indtuples = st.indtuples;
 	}
-
-	if (st.ndocs > 0)
-	{
-		SpmSegmentRef ref;
-		Buffer		buf;
-		SpmMetaPage meta;
-
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
-									 PROGRESS_SPM_PHASE_WRITE);
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
-									 spm_sorter_count(st.sorter));
-		spm_sorter_finish(st.sorter, st.writer);
-		spm_writer_set_dims(st.writer, st.dims);
-		spm_writer_finish(st.writer, &ref);
-
-		buf = ReadBufferExtended(index, fork, SPM_METAPAGE_BLKNO, RBM_NORMAL, NULL);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		meta = SpmPageGetMeta(BufferGetPage(buf));
-		meta->dims = st.dims;
-		meta->segments[0] = ref;
-		meta->nsegments = 1;
-		meta->next_segment_id = 2;
-		meta->next_docid = st.ndocs;
-		meta->pending_docid_lo = st.ndocs;
-		meta->flags |= spm_writer_flags(st.writer);
-		meta->nterms_max = spm_writer_nterms(st.writer);
-		MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
-	}
-	spm_sorter_end(st.sorter);
 
 	/* WAL-log every page at once, as pgvector and the core AMs do */
 	if (RelationNeedsWAL(index) || fork == INIT_FORKNUM)
 		log_newpage_range(index, fork, 0,
 						  RelationGetNumberOfBlocksInFork(index, fork), true);
 
-	*indtuples = st.indtuples;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(buildCtx);
 }

@@ -5,22 +5,11 @@
  *	  points that flush and then merge (spmmerge.c): spm_flush (inserts,
  *	  sparse_maxscore_flush) and spm_compact_all (sparse_maxscore_compact).
  *
- * Every structural change runs under the structure lock (one structural
- * writer at a time) and follows the same steps (README "Flush and
- * compaction"):
- *
- *	1. write the new segment's pages (WAL-logged full images); nothing
- *	   points at them yet;
- *	2. publish: one GenericXLog record on the metapage switches the index
- *	   to the new version (segment list and pending pointers);
- *	3. drain: take SPM_SCAN_LOCK exclusively and let go at once, so that
- *	   every scan round that could still read the old version has ended;
- *	4. free the old pages (FREED, stamped with the next xid for standbys;
- *	   spmpage.c).
- *
- * A crash between 1 and 2 leaves orphans, between 2 and 4 unreachable
- * pages; VACUUM's reclaim (spmvacuum.c) finds both by walking what the
- * metapage reaches.
+ * The sealed part of the pending list is the document source of a segment
+ * written and published by the write pipeline (spmpipeline.c, README
+ * "Writing a segment"), under the structure lock, in the steps of README
+ * "Flush and compaction": write, publish (the segment and the list's new
+ * head in one metapage record), drain, free the pages read.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,62 +26,76 @@
  * Flush
  * ----------------------------------------------------------------
  */
-typedef struct FlushState
+
+/* the sealed part of the pending list as a document source (spmpipeline.c) */
+typedef struct FlushSource
 {
-	SpmWriter  *writer;
-	SpmSorter  *sorter;
-	uint64		docid_lo;
-	uint64		ndocs;			/* documents seen */
-	uint64		nlive;			/* of which not deleted */
-	uint64		npostings;		/* elements of all documents */
-	uint64		bytes;			/* as counted by spm_pending_append */
-	uint32		nnull;
-	uint32		ndead;
-	uint32		cur;			/* local docid of the current document */
-	bool		curlive;
-} FlushState;
+	SpmSource	src;			/* first: the pipeline sees only this */
+	Relation	index;
+	const SpmMetaPageData *meta;	/* the copy taken when sealing */
+	SpmSink    *sink;
+	SpmPendingCut cut;			/* what the documents take from the list */
+	BlockNumber *pages;			/* the pages read, freed once published */
+	int			npages;
+} FlushSource;
 
 static void
 flush_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 {
-	FlushState *fs = arg;
+	FlushSource *fs = arg;
 	uint8		docflags = 0;
 
+	/* docids are positions in the list: dense from docid_lo */
+	if (docid != fs->src.docid_lo + spm_sink_ndocs(fs->sink))
+		elog(ERROR, "sparse_maxscore index \"%s\": pending document " UINT64_FORMAT " out of order",
+			 RelationGetRelationName(fs->index), docid);
 	if (flags & SPM_PT_NULL)
 	{
 		docflags |= SPM_DOC_NULL;
-		fs->nnull++;
+		fs->cut.nnull++;
 	}
 	if (flags & SPM_PT_DELETED)
 	{
+		/* deleted documents become holes: alive bit 0, no postings */
 		docflags |= SPM_DOC_DEAD;
-		fs->ndead++;
+		fs->cut.ndead++;
 	}
-	else
-		fs->nlive++;
-	fs->cur = (uint32) (docid - fs->docid_lo);
-	fs->curlive = !(flags & (SPM_PT_DELETED | SPM_PT_NULL));
-	spm_writer_doc(fs->writer, tid, docflags, fs->curlive ? nnz : 0);
-	fs->npostings += nnz;
-	fs->bytes += SpmPendingTupleSize(nnz);
-	fs->ndocs++;
+	spm_sink_doc_begin(fs->sink, tid, docflags, nnz);
+	fs->cut.npostings += nnz;
+	fs->cut.bytes += SpmPendingTupleSize(nnz);
+	fs->cut.ndocs++;
 }
 
 static void
 flush_elems(void *arg, const int32 *idx, const float4 *val, int n)
 {
-	FlushState *fs = arg;
+	FlushSource *fs = arg;
 
-	if (!fs->curlive)
-		return;
-	spm_writer_doc_elems(fs->writer, idx, val, n);
-	for (int i = 0; i < n; i++)
-		spm_sorter_add(fs->sorter, (uint32) idx[i], fs->cur, val[i]);
+	spm_sink_doc_elems(fs->sink, idx, val, n);
 }
 
 static void
 flush_end(void *arg)
 {
+}
+
+static void
+flush_documents(SpmSource *src, SpmSink *sink)
+{
+	FlushSource *fs = (FlushSource *) src;
+	SpmPendingVisitor v = {flush_begin, flush_elems, flush_end, fs};
+
+	fs->sink = sink;
+	spm_pending_visit(fs->index, fs->meta->pending_head,
+					  fs->meta->pending_docid_lo,
+					  fs->meta->pending_docid_lo + fs->meta->pending_ndocs,
+					  fs->cut.sealed, &v, &fs->pages, &fs->npages);
+	if (fs->cut.ndocs != fs->meta->pending_ndocs)
+		elog(ERROR, "sparse_maxscore index \"%s\": pending list holds " UINT64_FORMAT " documents, the metapage says " UINT64_FORMAT,
+			 RelationGetRelationName(fs->index), fs->cut.ndocs,
+			 fs->meta->pending_ndocs);
+	fs->cut.npages = (uint32) fs->npages;
+	fs->sink = NULL;
 }
 
 /*
@@ -106,13 +109,10 @@ spm_flush_locked(Relation index, Size mem)
 	SpmMetaPage meta;
 	SpmMetaPageData copy;
 	GenericXLogState *state;
-	FlushState	fs;
-	SpmPendingVisitor v = {flush_begin, flush_elems, flush_end, &fs};
-	BlockNumber *pages;
-	int			npages;
-	SpmSegmentRef ref;
-	bool		write_segment;
-	BlockNumber sealed;
+	FlushSource fs;
+	SpmWriteTarget target;
+	SpmSegmentOut out;
+	SpmPublish	p;
 
 	/* space freed by earlier flushes and merges, reusable by now */
 	SpmRecycleFreed(index);
@@ -136,95 +136,34 @@ spm_flush_locked(Relation index, Size mem)
 	memcpy(&copy, meta, sizeof(SpmMetaPageData));
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
-	sealed = copy.pending_sealed;
 
-	/* read every document up to the sealed page into a segment */
+	/* every document up to the sealed page, into a segment */
 	memset(&fs, 0, sizeof(fs));
-	fs.docid_lo = copy.pending_docid_lo;
-	fs.writer = spm_writer_begin(index, MAIN_FORKNUM, true,
-								 copy.next_segment_id, copy.pending_docid_lo);
-	if (!spm_get_options(index)->ranges)
-		spm_writer_no_ranges(fs.writer);
-	if (!spm_get_options(index)->quantize)
-		spm_writer_exact(fs.writer);
-	/* before the documents: the forward copy's layout depends on it */
-	spm_writer_set_dims(fs.writer, copy.dims);
-	fs.sorter = spm_sorter_begin(mem, false);
-	spm_pending_visit(index, copy.pending_head, copy.pending_docid_lo,
-					  copy.pending_docid_lo + copy.pending_ndocs, sealed,
-					  &v, &pages, &npages);
-	if (fs.ndocs != copy.pending_ndocs)
-		elog(ERROR, "sparse_maxscore index \"%s\": pending list holds " UINT64_FORMAT " documents, the metapage says " UINT64_FORMAT,
-			 RelationGetRelationName(index), fs.ndocs, copy.pending_ndocs);
+	fs.index = index;
+	fs.meta = &copy;
+	fs.cut.head = copy.pending_head;
+	fs.cut.sealed = copy.pending_sealed;
+	fs.cut.docid_lo = copy.pending_docid_lo;
+	fs.src.docid_lo = copy.pending_docid_lo;
+	fs.src.ranges_ok = true;
+	fs.src.sort_mem = mem;
+	fs.src.documents = flush_documents;
+	spm_target_online(&target, &copy);
+	spm_segment_write(index, &target, &fs.src, &out);
 
-	/* a batch of deleted documents needs no segment: its docids stay unused */
-	write_segment = fs.nlive > 0;
-	if (write_segment)
-	{
-		spm_sorter_finish(fs.sorter, fs.writer);
-		spm_writer_set_dims(fs.writer, copy.dims);
-		spm_writer_finish(fs.writer, &ref);
-	}
-	else
-	{
-		/* give its started pages back now: no buffer lock held below */
-		spm_writer_free(fs.writer);
-		fs.writer = NULL;
-	}
-	spm_sorter_end(fs.sorter);
-
-	/* publish */
-	metabuf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	{
-		Buffer		sbuf = ReadBuffer(index, sealed);
-		BlockNumber next;
-
-		LockBuffer(sbuf, BUFFER_LOCK_SHARE);
-		SpmCheckPage(index, BufferGetPage(sbuf), sealed, SPM_PAGE_PENDING, 0);
-		next = SpmPageGetOpaque(BufferGetPage(sbuf))->next;
-		UnlockReleaseBuffer(sbuf);
-
-		state = GenericXLogStart(index);
-		meta = SpmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		if (meta->pending_head != copy.pending_head ||
-			meta->pending_sealed != sealed ||
-			meta->pending_docid_lo != copy.pending_docid_lo ||
-			meta->nsegments != copy.nsegments)
-			elog(ERROR, "sparse_maxscore index \"%s\" changed during a flush",
-				 RelationGetRelationName(index));
-		if (write_segment)
-		{
-			meta->segments[meta->nsegments++] = ref;
-			meta->flags |= spm_writer_flags(fs.writer);
-			/* its blocks may be packed: older libraries must not read it */
-			meta->version = SPM_VERSION;
-			meta->nterms_max = Max(meta->nterms_max, spm_writer_nterms(fs.writer));
-		}
-		meta->next_segment_id++;
-		meta->pending_head = next;
-		if (next == InvalidBlockNumber)
-		{
-			meta->pending_tail = InvalidBlockNumber;
-			meta->pending_tail_free = 0;
-		}
-		meta->pending_sealed = InvalidBlockNumber;
-		meta->pending_docid_lo += fs.ndocs;
-		meta->pending_ndocs -= fs.ndocs;
-		meta->pending_npostings -= fs.npostings;
-		meta->pending_bytes -= Min(meta->pending_bytes, fs.bytes);
-		meta->pending_npages -= Min(meta->pending_npages, (uint32) npages);
-		meta->pending_nnull -= fs.nnull;
-		meta->pending_ndead -= fs.ndead;
-		GenericXLogFinish(state);
-	}
-	UnlockReleaseBuffer(metabuf);
-
-	SpmDrainScans(index);
-	SpmFreePages(index, pages, npages);
-	if (fs.writer)
-		spm_writer_free(fs.writer);
-	return (int64) fs.ndocs;
+	/*
+	 * Publish the segment (a batch of deleted documents needs none: its
+	 * docids stay unused) and move the list past its documents, then free
+	 * the pages read.
+	 */
+	spm_publish_online(&p, "flush", &copy);
+	p.first = (int) copy.nsegments;
+	p.seg = &out;
+	p.cut = &fs.cut;
+	p.old_pages = fs.pages;
+	p.nold = fs.npages;
+	spm_publish(index, &p);
+	return (int64) fs.cut.ndocs;
 }
 
 /*

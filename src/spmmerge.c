@@ -5,9 +5,10 @@
  *	  alive documents, and the tiered policy that keeps the number of
  *	  segments logarithmic.
  *
- * A merge follows the steps of every structural change (README "Flush and
- * compaction"): write the new segment, publish it in one metapage record,
- * drain the scans, free the inputs' pages.  Callers hold the structure
+ * The input segments are the document source of a segment written and
+ * published by the write pipeline (spmpipeline.c, README "Writing a
+ * segment"): their alive documents in docid order, and their posting lists
+ * merged term by term (no sorter).  Callers hold the structure
  * lock.  Who merges when: spmflush.c (after a flush, and when the segment
  * list is full), spmvacuum.c (dead documents, compact_segments, shrink),
  * sparse_maxscore_compact().
@@ -68,12 +69,12 @@ fwd_corrupt(Relation index, MergeInput *x)
 
 /*
  * Pass the next document of input x (local docid d, alive or not) to the
- * writer if alive; the first call positions the cursor at d.  Its
+ * sink, with its elements if alive; the first call positions the cursor at d.  Its
  * elements must ascend inside dims.
  */
 static void
 merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
-			  SpmWriter *w, ItemPointer tid, uint8 flags, SpmPin *pin,
+			  SpmSink *sink, ItemPointer tid, uint8 flags, SpmPin *pin,
 			  SpmFwdElem **buf, int32 *cap)
 {
 	uint32		nnz;
@@ -98,7 +99,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 	if (!alive)
 	{
 		x->fwd_pos += spm_fwd_elems_bytes(fwd16, nnz);
-		spm_writer_doc(w, tid, flags, 0);
+		spm_sink_doc_begin(sink, tid, flags, 0);
 		return;
 	}
 	if ((int32) nnz > *cap)
@@ -113,8 +114,8 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 			(*buf)[i].term >= (uint32) x->seg->hdr.dims)
 			fwd_corrupt(index, x);
 	}
-	spm_writer_doc(w, tid, flags, (int32) nnz);
-	spm_writer_doc_fwd(w, *buf, (int32) nnz);
+	spm_sink_doc_begin(sink, tid, flags, (int32) nnz);
+	spm_sink_doc_fwd(sink, *buf, (int32) nnz);
 }
 
 static inline bool
@@ -156,6 +157,164 @@ dict_next(Relation index, MergeInput *in)
 	return true;
 }
 
+/* the input segments of a merge as a document source (spmpipeline.c) */
+typedef struct MergeSource
+{
+	SpmSource	src;			/* first: the pipeline sees only this */
+	Relation	index;
+	MergeInput *in;
+	int			nin;
+	uint64		hi;				/* the alive range is [src.docid_lo, hi) */
+} MergeSource;
+
+/* docmap: every docid of [lo, hi), dead ones and gaps flagged */
+static void
+merge_documents(SpmSource *src, SpmSink *sink)
+{
+	MergeSource *ms = (MergeSource *) src;
+	Relation	index = ms->index;
+	MergeInput *in = ms->in;
+	int			nin = ms->nin;
+	bool		fwd = spm_sink_wants_elements(sink);
+	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
+	SpmPin		fpin = {InvalidBuffer, InvalidBlockNumber};
+	int			k = 0;
+	int32		fcap = 256;
+	SpmFwdElem *fbuf = palloc(fcap * sizeof(SpmFwdElem));
+
+	for (uint64 g = src->docid_lo; g < ms->hi; g++)
+	{
+		ItemPointerData tid;
+		uint8		flags = SPM_DOC_DEAD;
+		bool		done = false;
+
+		while (k < nin && g >= in[k].ref.docid_hi)
+		{
+			k++;
+			SpmUnpin(&pin);
+		}
+		ItemPointerSet(&tid, 0, 1);
+		if (k < nin && g >= in[k].ref.docid_lo)
+		{
+			uint32		d = (uint32) (g - in[k].ref.docid_lo);
+			bool		alive = bit_is_set(in[k].alive, d);
+
+			if (alive)
+			{
+				flags = bit_is_set(in[k].nulls, d) ? SPM_DOC_NULL : 0;
+				SpmGetTid(index, in[k].seg, d, &tid, &pin);
+			}
+			/* the elements, for the merged segment's forward copy */
+			if (fwd)
+			{
+				merge_fwd_doc(index, &in[k], d, alive, sink, &tid, flags,
+							  &fpin, &fbuf, &fcap);
+				done = true;
+			}
+		}
+		if (!done)
+			spm_sink_doc_begin(sink, &tid, flags, 0);
+		if ((g & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	SpmUnpin(&pin);
+	SpmUnpin(&fpin);
+	pfree(fbuf);
+}
+
+/* postings: the union of the dictionaries, term by term */
+static void
+merge_postings(SpmSource *src, SpmWriter *w)
+{
+	MergeSource *ms = (MergeSource *) src;
+	Relation	index = ms->index;
+	MergeInput *in = ms->in;
+	int			nin = ms->nin;
+	uint64		lo = src->docid_lo;
+	SpmPin		bpin = {InvalidBuffer, InvalidBlockNumber};
+	uint32	   *docs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
+	float	   *ws = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+	uint32	   *odocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
+	float	   *ows = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
+	int16	   *oexps = palloc(SPM_BLOCK_POSTINGS * sizeof(int16));
+	int			skipcap = 64;
+	SpmSkipEntry *skips = palloc(skipcap * sizeof(SpmSkipEntry));
+	int			k;
+
+	for (k = 0; k < nin; k++)
+	{
+		in[k].dict = palloc(SPM_DICT_PER_PAGE * sizeof(SpmDictEntry));
+		in[k].pos = -1;
+		in[k].ndict = 0;
+		if (!dict_next(index, &in[k]))
+			in[k].pos = -2;
+	}
+	for (;;)
+	{
+		uint32		term = PG_UINT32_MAX;
+		bool		any = false;
+
+		for (k = 0; k < nin; k++)
+		{
+			if (in[k].pos >= 0 && (!any || in[k].dict[in[k].pos].term < term))
+			{
+				term = in[k].dict[in[k].pos].term;
+				any = true;
+			}
+		}
+		if (!any)
+			break;
+
+		spm_writer_term_begin(w, term);
+		for (k = 0; k < nin; k++)
+		{
+			SpmDictEntry *e;
+			int			nb;
+
+			if (in[k].pos < 0 || in[k].dict[in[k].pos].term != term)
+				continue;
+			/* read the skips directly: no point caching a dying segment */
+			e = &in[k].dict[in[k].pos];
+			nb = (e->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
+			if (nb > skipcap)
+			{
+				skipcap = Max(nb, skipcap * 2);
+				skips = repalloc(skips, skipcap * sizeof(SpmSkipEntry));
+			}
+			SpmReadSkips(index, in[k].seg, e, skips);
+			for (int b = 0; b < nb; b++)
+			{
+				int			n = 0;
+				int16		exp;
+
+				/*
+				 * Quantized weights go on as the upper ends of their
+				 * intervals with their exponent, re-encoded on a grid that
+				 * holds each interval in one cell (spmblock.h).
+				 */
+				SpmReadPostingBlock(index, in[k].seg, skips[b].blkno, skips[b].off,
+									skips[b].count, skips[b].last_docid,
+									false, docs, ws, &exp, &bpin);
+				for (int p = 0; p < skips[b].count; p++)
+				{
+					if (!bit_is_set(in[k].alive, docs[p]))
+						continue;
+					odocs[n] = (uint32) (in[k].ref.docid_lo + docs[p] - lo);
+					ows[n] = ws[p];
+					oexps[n] = exp;
+					n++;
+				}
+				spm_writer_postings_bounds(w, odocs, ows, oexps, n);
+			}
+			if (!dict_next(index, &in[k]))
+				in[k].pos = -2;
+		}
+		spm_writer_term_end(w);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SpmUnpin(&bpin);
+}
+
 /*
  * Replace segments first..last (adjacent, in the metapage's list) by one
  * segment holding their alive documents; the docid range is trimmed to the
@@ -178,18 +337,10 @@ spm_merge_segments(Relation index, int first, int last,
 	MergeInput *in = palloc0(nin * sizeof(MergeInput));
 	uint64		lo = PG_UINT64_MAX;
 	uint64		hi = 0;
-	SpmWriter  *w = NULL;
-	SpmSegmentRef ref;
-	uint32	   *docs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
-	float	   *ws = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
-	uint32	   *odocs = palloc(SPM_BLOCK_POSTINGS * sizeof(uint32));
-	float	   *ows = palloc(SPM_BLOCK_POSTINGS * sizeof(float));
-	int16	   *oexps = palloc(SPM_BLOCK_POSTINGS * sizeof(int16));
-	int			skipcap = 64;
-	SpmSkipEntry *skips = palloc(skipcap * sizeof(SpmSkipEntry));
-	Buffer		metabuf;
-	GenericXLogState *state;
-	SpmMetaPage m;
+	SpmSegmentOut out;
+	SpmPublish	p;
+	BlockNumber *oldpages = NULL;
+	int			nold = 0;
 
 	SpmReadMeta(index, &meta);
 	Assert(first >= 0 && last < (int) meta.nsegments && first <= last);
@@ -226,15 +377,11 @@ spm_merge_segments(Relation index, int first, int last,
 		}
 	}
 
+	memset(&out, 0, sizeof(out));
 	if (lo < hi)
 	{
-		SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
-		SpmPin		bpin = {InvalidBuffer, InvalidBlockNumber};
-		SpmPin		fpin = {InvalidBuffer, InvalidBlockNumber};
-		int			k = 0;
-		bool		ranges = true;
-		int32		fcap = 256;
-		SpmFwdElem *fbuf = palloc(fcap * sizeof(SpmFwdElem));
+		MergeSource ms;
+		SpmWriteTarget target;
 
 		if (hi - lo > PG_UINT32_MAX)
 			ereport(ERROR,
@@ -243,181 +390,49 @@ spm_merge_segments(Relation index, int first, int last,
 							RelationGetRelationName(index), PG_UINT32_MAX),
 					 errhint("REINDEX the index.")));
 
-		w = spm_writer_begin(index, MAIN_FORKNUM, true, meta.next_segment_id, lo);
-		if (pref)
-			spm_writer_prefer_pages(w, pref, npref, any_xid);
-		else if (any_xid)
-			spm_writer_extend_only(w);
-		spm_writer_set_dims(w, meta.dims);
+		memset(&ms, 0, sizeof(ms));
+		ms.index = index;
+		ms.in = in;
+		ms.nin = nin;
+		ms.hi = hi;
+		ms.src.docid_lo = lo;
 		/* the merged segment has range data if every input has */
-		if (!spm_get_options(index)->ranges)
-			ranges = false;
+		ms.src.ranges_ok = true;
 		for (int j = 0; j < nin; j++)
 		{
 			if (!(in[j].seg->hdr.flags & SPM_SEG_RANGES))
-				ranges = false;
+				ms.src.ranges_ok = false;
 		}
-		if (!ranges)
-			spm_writer_no_ranges(w);
-		if (!spm_get_options(index)->quantize)
-			spm_writer_exact(w);
+		ms.src.documents = merge_documents;
+		ms.src.postings = merge_postings;
 
-		/* docmap: every docid of [lo, hi), dead ones and gaps flagged */
-		for (uint64 g = lo; g < hi; g++)
-		{
-			ItemPointerData tid;
-			uint8		flags = SPM_DOC_DEAD;
-			bool		done = false;
-
-			while (k < nin && g >= in[k].ref.docid_hi)
-			{
-				k++;
-				SpmUnpin(&pin);
-			}
-			ItemPointerSet(&tid, 0, 1);
-			if (k < nin && g >= in[k].ref.docid_lo)
-			{
-				uint32		d = (uint32) (g - in[k].ref.docid_lo);
-
-				bool		alive = bit_is_set(in[k].alive, d);
-
-				if (alive)
-				{
-					flags = bit_is_set(in[k].nulls, d) ? SPM_DOC_NULL : 0;
-					SpmGetTid(index, in[k].seg, d, &tid, &pin);
-				}
-				if (ranges)
-				{
-					merge_fwd_doc(index, &in[k], d, alive, w, &tid, flags,
-								  &fpin, &fbuf, &fcap);
-					done = true;
-				}
-			}
-			if (!done)
-				spm_writer_doc(w, &tid, flags, 0);
-			if ((g & 4095) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		SpmUnpin(&pin);
-		SpmUnpin(&fpin);
-
-		/* postings: the union of the dictionaries, term by term */
-		for (k = 0; k < nin; k++)
-		{
-			in[k].dict = palloc(SPM_DICT_PER_PAGE * sizeof(SpmDictEntry));
-			in[k].pos = -1;
-			in[k].ndict = 0;
-			if (!dict_next(index, &in[k]))
-				in[k].pos = -2;
-		}
-		for (;;)
-		{
-			uint32		term = PG_UINT32_MAX;
-			bool		any = false;
-
-			for (k = 0; k < nin; k++)
-			{
-				if (in[k].pos >= 0 && (!any || in[k].dict[in[k].pos].term < term))
-				{
-					term = in[k].dict[in[k].pos].term;
-					any = true;
-				}
-			}
-			if (!any)
-				break;
-
-			spm_writer_term_begin(w, term);
-			for (k = 0; k < nin; k++)
-			{
-				SpmDictEntry *e;
-				int			nb;
-
-				if (in[k].pos < 0 || in[k].dict[in[k].pos].term != term)
-					continue;
-				/* read the skips directly: no point caching a dying segment */
-				e = &in[k].dict[in[k].pos];
-				nb = (e->df + SPM_BLOCK_POSTINGS - 1) / SPM_BLOCK_POSTINGS;
-				if (nb > skipcap)
-				{
-					skipcap = Max(nb, skipcap * 2);
-					skips = repalloc(skips, skipcap * sizeof(SpmSkipEntry));
-				}
-				SpmReadSkips(index, in[k].seg, e, skips);
-				for (int b = 0; b < nb; b++)
-				{
-					int			n = 0;
-					int16		exp;
-
-					/*
-					 * Quantized weights go on as the upper ends of their
-					 * intervals with their exponent, re-encoded on a grid
-					 * that holds each interval in one cell (spmblock.h).
-					 */
-					SpmReadPostingBlock(index, in[k].seg, skips[b].blkno, skips[b].off,
-										skips[b].count, skips[b].last_docid,
-										false, docs, ws, &exp, &bpin);
-					for (int p = 0; p < skips[b].count; p++)
-					{
-						if (!bit_is_set(in[k].alive, docs[p]))
-							continue;
-						odocs[n] = (uint32) (in[k].ref.docid_lo + docs[p] - lo);
-						ows[n] = ws[p];
-						oexps[n] = exp;
-						n++;
-					}
-					spm_writer_postings_bounds(w, odocs, ows, oexps, n);
-				}
-				if (!dict_next(index, &in[k]))
-					in[k].pos = -2;
-			}
-			spm_writer_term_end(w);
-			CHECK_FOR_INTERRUPTS();
-		}
-		SpmUnpin(&bpin);
-		spm_writer_finish(w, &ref);
+		spm_target_online(&target, &meta);
+		target.pref = pref;
+		target.npref = npref;
+		target.any_xid = any_xid;
+		spm_segment_write(index, &target, &ms.src, &out);
 	}
 
-	/* publish: replace the inputs by the merged segment (or nothing) */
-	metabuf = ReadBuffer(index, SPM_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	m = SpmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	for (int i = 0; i < nin; i++)
-	{
-		if (m->nsegments != meta.nsegments ||
-			m->segments[first + i].segment_id != in[i].ref.segment_id)
-			elog(ERROR, "sparse_maxscore index \"%s\" changed during a merge",
-				 RelationGetRelationName(index));
-	}
-	{
-		int			out = first;
-		int			tail = (int) m->nsegments - last - 1;
-
-		if (w)
-			m->segments[out++] = ref;
-		memmove(&m->segments[out], &m->segments[last + 1],
-				tail * sizeof(SpmSegmentRef));
-		m->nsegments = out + tail;
-	}
-	m->next_segment_id++;
-	if (w)
-	{
-		m->nterms_max = Max(m->nterms_max, spm_writer_nterms(w));
-		/* its blocks may be packed: older libraries must not read it */
-		m->version = SPM_VERSION;
-	}
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(metabuf);
-
-	/* free the inputs' pages once no round can be reading them */
-	SpmDrainScans(index);
+	/* the inputs' pages, freed once no round can be reading them */
 	for (int i = 0; i < nin; i++)
 	{
 		int			npages;
 		BlockNumber *pages = SpmSegmentPages(index, in[i].seg, &npages);
 
-		SpmFreePages(index, pages, npages);
+		oldpages = oldpages ? repalloc(oldpages, (nold + npages) * sizeof(BlockNumber)) :
+			palloc(Max(npages, 1) * sizeof(BlockNumber));
+		memcpy(oldpages + nold, pages, npages * sizeof(BlockNumber));
+		nold += npages;
 	}
+
+	/* publish: replace the inputs by the merged segment (or nothing) */
+	spm_publish_online(&p, "merge", &meta);
+	p.first = first;
+	p.nremove = nin;
+	p.seg = &out;
+	p.old_pages = oldpages;
+	p.nold = nold;
+	spm_publish(index, &p);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -28,6 +28,7 @@
 
 #include "spm.h"
 #include "spmsegment.h"
+#include "spmwrite.h"
 
 /* a segment with more dead documents than this fraction is rewritten */
 #define SPM_DEAD_FRACTION	0.2
@@ -87,7 +88,7 @@ clear_alive_bits(Relation index, SpmSegment *seg, uint32 pageno,
 				cleared++;
 			}
 		}
-		meta->segments[s].ndead += cleared;
+		spm_meta_count_dead(meta, s, cleared);
 	}
 
 	if (cleared > 0)

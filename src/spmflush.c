@@ -47,8 +47,11 @@ flush_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 
 	/* docids are positions in the list: dense from docid_lo */
 	if (docid != fs->src.docid_lo + spm_sink_ndocs(fs->sink))
-		elog(ERROR, "sparse_maxscore index \"%s\": pending document " UINT64_FORMAT " out of order",
-			 RelationGetRelationName(fs->index), docid);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" is corrupted: pending document " UINT64_FORMAT " out of order",
+						RelationGetRelationName(fs->index), docid),
+				 errhint("REINDEX the index.")));
 	if (flags & SPM_PT_NULL)
 	{
 		docflags |= SPM_DOC_NULL;

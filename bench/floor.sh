@@ -1,7 +1,7 @@
 # bench/floor.sh: the in-memory floor arm of bench/run, sourced by it (uses
-# its note, field, latency_stats, set_nq, BIN, WORK, OUT, QSETS, DURATION,
-# NRECALL, ARMS_TSV, NOTES, FAILED).  See bench/README.md "The in-memory
-# floor".
+# its note, field, latency_stats, cdf_points, truth_eval, set_nq, floor_name,
+# BIN, WORK, OUT, QSETS, DURATION, NRECALL, ARMS_TSV, NOTES, FAILED).  See
+# bench/README.md "The in-memory floor".
 #
 # After a tier's arms, bench/floor.c loads the tier's corpus text into RAM
 # as an inverted index and answers every query set's queries with a plain
@@ -9,16 +9,15 @@
 # NRECALL answers go through bench/truth.c eval like any arm's (the floor is
 # exact, or the run fails).  Its rows in ARMS_TSV are `floor` (first query
 # set) and `floor_<set>`, 1 client, LIMIT 10, TPS = 1000 / mean ms; the
-# report gives every index arm's p50 as a multiple of the floor's.
+# report (bench/lib/report.sh floor_report) gives every index arm's p50 as a
+# multiple of the floor's, and FLOOR_CPU (saved in run.env) the CPU time.
 
 # above this many postings the floor (~16 bytes a posting while it builds
 # its inverted index) is left out, with a note
 FLOOR_MAX_POSTINGS=${FLOOR_MAX_POSTINGS:-200000000}
 
-declare -A FLOOR_CPU
-floor_name() {	# floor_name SET: floor for the first set, floor_<set> for the others
-	[ "$1" = "${QSETS[0]}" ] && echo floor || echo "floor_$1"
-}
+declare -A FLOOR_CPU	# tier.set -> "p50 p99" of the CPU time per query (the report gives them)
+# floor_name (floor for the first set, floor_<set> for the others): bench/lib/report.sh
 
 floor_run() {	# floor_run TIER POSTINGS
 	local tier=$1 postings=$2 d=$WORK/t$1/floor s args=() nr lat p50 p90 p99 mean txns tps recall exact name

@@ -139,14 +139,3 @@ load_shards() {	# load_shards TIER
 	SHARD_INFO[$tier]+=" build_s=$build index_bytes=$bytes"
 	note "shard indexes built in $build s (sum), $(numfmt --to=iec "$bytes")B"
 }
-
-# ---------------------------------------------------------------- queries
-if [ -z "$CORPUS_MODE" ]; then
-	log "generate queries: $NQ per set (${QSETS[*]}), seed $SEED, shape $SHAPE, weights $WEIGHTS"
-	for s in "${QSETS[@]}"; do
-		"$BIN/gen" --shape "$SHAPE" --weights "$WEIGHTS" queries "$s" "$NQ" "$SEED" >"$WORK/q_$s.tsv" 2>"$WORK/q_$s.err"
-		QSTATS[$s]=$(tail -n 1 "$WORK/q_$s.err" | sed 's/^gen: //')
-		note "${QSTATS[$s]}"
-	done
-fi
-

@@ -26,17 +26,18 @@ REPORT_KEYS="ARGS REPORT_DATE DURATION_TOTAL LOAD_START LOAD_END CPU CORES MEM O
 REPORT_ARRAYS="QSTATS SET_NQ SET_NRECALL TIER_INFO MIXED_INFO SHARD_INFO FLOOR_CPU"
 
 report_load() {	# report_load DIR: run.env and notes.txt into variables
-	local dir=$1 line k v name
+	local dir=$1 line k v name keys
+	keys=" $(echo $REPORT_KEYS) "
 	[ -f "$dir/run.env" ] || { echo "bench/report: $dir/run.env: no such file (not a bench/run results folder?)" >&2; return 1; }
 	for k in $REPORT_KEYS; do printf -v "$k" '%s' ''; done
 	for name in $REPORT_ARRAYS; do unset "$name"; declare -gA "$name"; done
 	while IFS= read -r line; do
 		k=${line%%=*} v=${line#*=}
-		if [[ " $(echo $REPORT_KEYS) " = *" $k "* ]]; then
+		if [[ $keys = *" $k "* ]]; then
 			printf -v "$k" '%s' "$v"
 		elif [[ $k = *.* && " $REPORT_ARRAYS " = *" ${k%%.*} "* && ${k#*.} =~ ^[A-Za-z0-9_.]+$ ]]; then
 			name=${k%%.*}
-			printf -v "$name[${k#*.}]" '%s' "$v"
+			printf -v "${name}[${k#*.}]" '%s' "$v"
 		else
 			echo "bench/report: $dir/run.env: unknown line: $line" >&2
 			return 1

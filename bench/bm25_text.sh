@@ -236,42 +236,12 @@ bm25_text_arm() {
 		[ $arm = pg_textsearch ] && lat_p=$lat tps_p=$tps
 	done
 
-	{
-		echo "## BM25 from text against ts_rank (\`--bm25-text $dir\`)"
-		echo
-		echo "Corpus: the text files under \`$dir\` (one document each, cut at 100 kB): $stats."
-		echo "$nq queries of 1 to 4 words drawn from the corpus; \`to_tsvector('english', ...)\` on both sides."
-		echo "Loaded in $load_s s; the recipe (vocabulary, BM25 vectors, sparse_maxscore index) took $build_s s; the GIN index $gin_s s."
-		[ $forced = yes ] && echo "The BM25 arm ran with enable_seqscan=off (forced): the planner did not choose the index by itself."
-		echo
-		echo "| arm | query | p50 ms | p90 ms | p99 ms | mean ms | TPS |"
-		echo "|---|---|---|---|---|---|---|"
-		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "| `bm25_text` | `ORDER BY bm25 <#> (SELECT docs_bm25_query(q)) LIMIT 10` (sparse_maxscore) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_b"
-		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" '{ printf "| `ts_rank_gin` | `WHERE tsv @@ tq ORDER BY ts_rank(tsv, tq) DESC LIMIT 10` (GIN) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_t"
-		[ -n "${lat_p:-}" ] && awk -v t="$tps_p" '{ printf "| `pg_textsearch` | `ORDER BY body <@> to_bm25query(q, idx) LIMIT 10` (pg_textsearch bm25) | %s | %s | %s | %s | %.1f |\n", $1, $2, $3, $4, t }' <<<"$lat_p"
-		echo
-		echo "- BM25 through the index equals a seq scan (distances bit for bit, LIMIT 10): $exact queries."
-		echo "- ts_rank's top 10 and BM25's top 10 share on average $overlap of 10 rows (ties at ts_rank's 10th place broken by id)."
-		echo "  They are different rankings (ts_rank does not use idf nor BM25's saturation): reported, not asserted."
-		if [ -n "$TS_NOTE" ]; then
-			echo "- pg_textsearch: $TS_NOTE."
-		else
-			echo "- pg_textsearch $TS_VERSION: its \`bm25\` index on \`body\` (\`text_config = 'english'\`, k1 $TS_K1, b $TS_B: the recipe's) built in $TS_BUILD_S s."
-			[ -n "$ts_opts" ] && echo "  Its arm ran with enable_seqscan=off (forced): the planner did not choose its index by itself."
-			if [ -n "$ts_ov" ]; then
-				read -r ov nb nqs same dmed dmax <<<"$ts_ov"
-				echo "- pg_textsearch's top 10 against the exact BM25 top 10 (rows of positive score on both sides): $ov rows shared"
-				echo "  on average, of the $nb that BM25 returns ($nqs queries with a match); the same rows in the same order"
-				echo "  for $same queries; the score of a row both return differs by $dmed% (median), $dmax% at most."
-				echo "  Reported, not asserted: the two BM25 differ in details (doc/benchmarks.md \"pg_textsearch against exact BM25\")."
-			fi
-		fi
-		echo
-	} >"$WORK/bm25_text.md"
-	{
-		[ -n "${lat_b:-}" ] && awk -v t="$tps_b" '{ printf "arm=bm25_text p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a\n", $1, $3, t }' <<<"$lat_b"
-		[ -n "${lat_t:-}" ] && awk -v t="$tps_t" -v o="${overlap%% *}" '{ printf "arm=ts_rank_gin p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a overlap_with_bm25@10=%s\n", $1, $3, t, o }' <<<"$lat_t"
-		[ -n "${lat_p:-}" ] && awk -v t="$tps_p" -v o="${ts_ov%%[[:space:]]*}" '{ printf "arm=pg_textsearch p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a overlap_with_bm25@10=%s\n", $1, $3, t, (o == "" ? "n/a" : o) }' <<<"$lat_p"
-	} >"$WORK/bm25_text.summary"
-	cat "$WORK/bm25_text.summary" | sed 's/^/    /'
+	# the figures the report renders (bench/lib/report.sh bm25_report,
+	# bm25_summary), saved in the results folder's run.env
+	BM25_RAN=1 BM25_DIR=$dir BM25_STATS=$stats BM25_QUERIES=$nq
+	BM25_LOAD_S=$load_s BM25_BUILD_S=$build_s BM25_GIN_S=$gin_s BM25_FORCED=$forced
+	BM25_EXACT=$exact BM25_OVERLAP=$overlap BM25_TS_OPTS=$ts_opts BM25_TS_OV=$ts_ov
+	BM25_LAT_B=${lat_b:-} BM25_TPS_B=${tps_b:-} BM25_LAT_T=${lat_t:-} BM25_TPS_T=${tps_t:-}
+	BM25_LAT_P=$lat_p BM25_TPS_P=$tps_p
+	bm25_summary | sed 's/^/    /'
 }

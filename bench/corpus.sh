@@ -110,12 +110,3 @@ corpus_tier() {	# corpus_tier TIER DIR
 	"$BIN/corpus" docs "$WORK/corpus.tsv" "$2/docs.tsv" "$1" 2>"$2/gen.err" || die "$(cat "$2/gen.err")"
 	DSTATS="$(sed -n 's/^corpus: //p' "$2/gen.err") shape=$SHAPE weights=$WEIGHTS"
 }
-
-# the report's line on where the corpus came from
-corpus_origin() {
-	case $CORPUS_MODE in
-	user) echo "the vectors of \`$CORPUS\` (--corpus), checked by bench/corpus.c" ;;
-	text) echo "BM25 impact vectors of English paragraphs from pinned Debian packages (--shape text, bench/text.sh): $(cat "$(dirname "$TEXT_DOCS")/info")" ;;
-	*) echo "bench/gen.c --shape, --weights" ;;
-	esac
-}

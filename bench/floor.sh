@@ -1,7 +1,7 @@
 # bench/floor.sh: the in-memory floor arm of bench/run, sourced by it (uses
-# its note, field, latency_stats, set_nq, BIN, WORK, OUT, QSETS, DURATION,
-# NRECALL, ARMS_TSV, NOTES, FAILED).  See bench/README.md "The in-memory
-# floor".
+# its note, field, latency_stats, cdf_points, truth_eval, set_nq, floor_name,
+# BIN, WORK, OUT, QSETS, DURATION, NRECALL, ARMS_TSV, NOTES, FAILED).  See
+# bench/README.md "The in-memory floor".
 #
 # After a tier's arms, bench/floor.c loads the tier's corpus text into RAM
 # as an inverted index and answers every query set's queries with a plain
@@ -9,19 +9,18 @@
 # NRECALL answers go through bench/truth.c eval like any arm's (the floor is
 # exact, or the run fails).  Its rows in ARMS_TSV are `floor` (first query
 # set) and `floor_<set>`, 1 client, LIMIT 10, TPS = 1000 / mean ms; the
-# report gives every index arm's p50 as a multiple of the floor's.
+# report (bench/lib/report.sh floor_report) gives every index arm's p50 as a
+# multiple of the floor's, and FLOOR_CPU (saved in run.env) the CPU time.
 
 # above this many postings the floor (~16 bytes a posting while it builds
 # its inverted index) is left out, with a note
 FLOOR_MAX_POSTINGS=${FLOOR_MAX_POSTINGS:-200000000}
 
-declare -A FLOOR_CPU
-floor_name() {	# floor_name SET: floor for the first set, floor_<set> for the others
-	[ "$1" = "${QSETS[0]}" ] && echo floor || echo "floor_$1"
-}
+declare -A FLOOR_CPU	# tier.set -> "p50 p99" of the CPU time per query (the report gives them)
+# floor_name (floor for the first set, floor_<set> for the others): bench/lib/report.sh
 
 floor_run() {	# floor_run TIER POSTINGS
-	local tier=$1 postings=$2 d=$WORK/t$1/floor s args=() nr ev lat p50 p90 p99 mean txns tps recall exact name
+	local tier=$1 postings=$2 d=$WORK/t$1/floor s args=() nr lat p50 p90 p99 mean txns tps recall exact name
 	if [ "$postings" -gt "$FLOOR_MAX_POSTINGS" ]; then
 		note "floor: not run: $postings postings (more than $FLOOR_MAX_POSTINGS in memory)"
 		NOTES+=("docs=$tier: the in-memory floor arm was not run: $postings postings, more than FLOOR_MAX_POSTINGS=$FLOOR_MAX_POSTINGS")
@@ -40,9 +39,8 @@ floor_run() {	# floor_run TIER POSTINGS
 		name=$(floor_name "$s")
 		nr=$NRECALL
 		[ "$nr" -le "$(set_nq "$s")" ] || nr=$(set_nq "$s")
-		ev=$("$BIN/truth" eval "$WORK/t$tier/docs.tsv" "$WORK/q_$s.tsv" "$WORK/t$tier/truth_$s.tsv" "$nr" 10 "$d/rows_$s.tsv")
-		recall=$(field 'recall@10' "$ev")
-		exact=$(field exact "$ev")
+		truth_eval "$WORK/t$tier/docs.tsv" "$s" "$WORK/t$tier/truth_$s.tsv" "$nr" 10 "$d/rows_$s.tsv"
+		recall=$RECALL exact=$EXACT
 		if [ "${exact%%/*}" != "${exact##*/}" ]; then
 			note "arm $name: NOT EXACT: $exact queries match the brute force"
 			NOTES+=("docs=$tier arm $name is not exact: only $exact queries matched the brute force")
@@ -53,9 +51,7 @@ floor_run() {	# floor_run TIER POSTINGS
 		tps=$(awk -v m="$mean" 'BEGIN { printf "%.3f", (m > 0 ? 1000 / m : 0) }')
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n' \
 			"$tier" "$name" "$s" 1 10 "$p50" "$p90" "$p99" "$mean" "$tps" "$txns" "$recall" "$exact" no >>"$ARMS_TSV"
-		awk -v n="$(wc -l <"$d/lat_sorted_$s.txt")" 'BEGIN { s = n > 1000 ? n / 1000 : 1 }
-			NR == 1 || NR == n || (NR % s) < 1 { printf "%s %.5f\n", $1, NR / n }' "$d/lat_sorted_$s.txt" \
-			>"$OUT/latency/cdf_${tier}_$name.dat"
+		cdf_points "$d/lat_sorted_$s.txt" >"$OUT/latency/cdf_${tier}_$name.dat"
 		# the CPU time per query too: on a shared machine the wall-clock time
 		# includes waiting for a core (the report gives both)
 		FLOOR_CPU[$tier.$s]=$(awk '{ print $4 / 1000 }' "$d/lat_$s.txt" | sort -g |
@@ -63,27 +59,4 @@ floor_run() {	# floor_run TIER POSTINGS
 				END { if (NR) printf "%.3f %.3f", q(0.5), q(0.99) }')
 		note "arm=$name p50_ms=$p50 p99_ms=$p99 tps=$(printf %.1f "$tps") recall@10=$recall exact=$exact (CPU time p50, p99: ${FLOOR_CPU[$tier.$s]} ms)"
 	done
-}
-
-# the report's lines: every 1-client arm's p50 over the floor's, per set
-floor_report() {	# floor_report TIER
-	local tier=$1 s c50 c99
-	awk -F'\t' -v t="$tier" '$1 == t && $2 ~ /^floor/ { f = 1 } END { exit !f }' "$ARMS_TSV" || return 0
-	echo "In-memory floor (bench/floor.c: the same queries, term-at-a-time over the corpus held in RAM, no"
-	echo "database; exact against the brute force): each arm's p50 at 1 client as a multiple of the floor's p50"
-	echo "on the same query set:"
-	echo
-	echo "| arm | set | p50 ms | floor p50 ms | p50 / floor p50 |"
-	echo "|---|---|---|---|---|"
-	awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^floor/) f[$3] = $6; next }
-		$1 == t && $4 == 1 && $2 !~ /^(floor|pk_)/ && ($3 in f) && $6 + 0 > 0 {
-			printf "| %s | %s | %s | %s | %.2fx |\n", $2, $3, $6, f[$3], (f[$3] > 0 ? $6 / f[$3] : 0) }' \
-		"$ARMS_TSV" "$ARMS_TSV"
-	echo
-	for s in "${QSETS[@]}"; do
-		[ -n "${FLOOR_CPU[$tier.$s]:-}" ] || continue
-		read -r c50 c99 <<<"${FLOOR_CPU[$tier.$s]}"
-		echo "- \`$(floor_name "$s")\` by the CPU time of its thread (without the time it waited for a core): p50 $c50 ms, p99 $c99 ms."
-	done
-	echo
 }

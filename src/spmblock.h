@@ -39,8 +39,9 @@
  * end of its cell, for a negative one as the lower end, so that every
  * product q * w the index adds is at least the exact one.  e is the
  * smallest exponent whose cells from the smallest weight's to the
- * largest's number at most 255, so a cell is at most 1/254 of the block's
- * spread of weights (max - min), or about 2^-23 of them when they are all
+ * largest's number at most 255, so a cell is at most 1/127 of the block's
+ * spread of weights (max - min: the next smaller exponent would need
+ * more than 255 cells, so 2^e < 2 * spread / 254), or about 2^-23 of them when they are all
  * equal.  The lattice of 2^e is nested in the lattice of every larger
  * power of two, so a merge re-encodes a quantized posting at an exponent
  * >= its own without widening its interval beyond one cell of the new

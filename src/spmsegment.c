@@ -1015,9 +1015,11 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
  * Ask for every cache line of a block about to be decoded at once, so
  * that the misses overlap instead of coming one by one as the decoder
  * reaches them.  A block of count postings takes about 5.2 bytes per
- * posting (packed or varbyte docid deltas, then raw float4 weights);
- * count * 6 + 16 covers all but blocks of far-apart docids, and avail
- * keeps the prefetch inside the page.  On large indexes a query's posting
+ * posting with raw float4 weights and about 2.2 with 1-byte weights
+ * (format 5, "Quantized weights" in README); count * 6 + 16 covers both
+ * but blocks of far-apart docids (on a quantized block it asks for more
+ * than the block, which costs a few hints), and avail keeps the prefetch
+ * inside the page.  On large indexes a query's posting
  * blocks come from DRAM, not the CPU caches, and the prefetch lowered the
  * backend's CPU time per query (doc/decisions.md, "Prefetching a posting
  * block").  A prefetch never faults, so a damaged count costs nothing but

@@ -27,8 +27,10 @@ REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_dee
 	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
 	spm_ranges spm_quant
 REGRESS_BM25 = sparsevec_bm25
-REGRESS_VERSIONS = sparsevec_upgrade
-REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25) $(REGRESS_VERSIONS)
+# issue 40's findings: settings, last_scan, joins, updates with views
+REGRESS_FINDINGS = spm_settings spm_last_scan spm_join
+REGRESS_VERSIONS = sparsevec_upgrade sparsevec_upgrade_view
+REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_FINDINGS) $(REGRESS_WRITES) $(REGRESS_BM25) $(REGRESS_VERSIONS)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done
 REGRESS_OPTS = --load-extension=sparsevec
 

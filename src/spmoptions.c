@@ -57,11 +57,13 @@ spm_init(void)
 					   true, ShareUpdateExclusiveLock);
 	/*
 	 * -1, the default, means sparse_maxscore.pending_list_limit and may be
-	 * given explicitly too; 0 to 63 are refused by spmoptions.
+	 * given explicitly too; spmoptions refuses every other value below 64,
+	 * with one message that names -1 (no lower bound here, else values
+	 * below it would get PostgreSQL's message, which does not).
 	 */
 	add_int_reloption(spm_relopt_kind, "pending_list_limit",
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
-					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+					  -1, PG_INT32_MIN, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	add_bool_reloption(spm_relopt_kind, "ranges",
 					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
 					   false, ShareUpdateExclusiveLock);

@@ -45,8 +45,8 @@
 
 typedef enum SpmAdminAccess
 {
-	SPM_ACCESS_OWNER,			/* flush, compact */
-	SPM_ACCESS_READ				/* info, verify */
+	SPM_ACCESS_OWNER,			/* flush, compact, verify */
+	SPM_ACCESS_READ				/* info */
 } SpmAdminAccess;
 
 static Relation

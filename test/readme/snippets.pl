@@ -99,8 +99,11 @@ sub split_statements
 		{
 			die "$readme:$ln: \"-- returns:\" follows no statement\n" unless $last && !$last->{expect};
 			$last->{expect} = [];
-			push @{ $last->{expect} }, $1 unless $1 eq 'no rows';
-			$ret_col = index($text, $1) if $1 ne 'no rows';
+			if ($1 ne 'no rows')
+			{
+				push @{ $last->{expect} }, $1;
+				$ret_col = $-[1];
+			}
 			next;
 		}
 		if ($cur eq '' && $text =~ /^\s*\\/)
@@ -165,8 +168,11 @@ sub split_statements
 			if ($rest =~ /^\s*--\s*returns:\s*(.*)$/)
 			{
 				$last->{expect} = [];
-				push @{ $last->{expect} }, $1 unless $1 eq 'no rows';
-				$ret_col = $ended_at + 1 + index($rest, $1) if $1 ne 'no rows';
+				if ($1 ne 'no rows')
+				{
+					push @{ $last->{expect} }, $1;
+					$ret_col = $ended_at + 1 + $-[1];
+				}
 			}
 			elsif ($rest =~ /\S/ && $rest !~ /^\s*--/)
 			{

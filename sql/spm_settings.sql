@@ -26,8 +26,11 @@ SET sparse_maxscore.initial_k = 0;
 SET sparse_maxscore.initial_k = 1000001;
 SET sparse_maxscore.initial_k = 'many';
 SET sparse_maxscore.algorithm = 'fast';
+-- (the SQLSTATE only: from 18 on the message prints the range with its unit)
+\set VERBOSITY sqlstate
 SET sparse_maxscore.pending_list_limit = '63kB';
 SET sparse_maxscore.pending_list_limit = -1;
+\set VERBOSITY terse
 SET sparse_maxscore.no_such_setting = 1;
 -- not a superuser: the debug setting is refused
 CREATE ROLE regress_spm_settings LOGIN;

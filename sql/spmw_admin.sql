@@ -1,8 +1,10 @@
 --
--- The maintenance functions' checks (GIN's gin_clean_pending_list rules):
--- the argument must be a sparse_maxscore index (else
--- ERRCODE_WRONG_OBJECT_TYPE) owned by the caller (else
--- ERRCODE_INSUFFICIENT_PRIVILEGE).  (During recovery -> 55000 is tested on
+-- The maintenance functions' checks: the argument must be a
+-- sparse_maxscore index (else ERRCODE_WRONG_OBJECT_TYPE); flush, compact
+-- and verify need its ownership (GIN's gin_clean_pending_list rule; verify
+-- holds the structure lock, VACUUM's lock, while it reads every page), info
+-- the SELECT privilege on the table or membership in pg_stat_scan_tables
+-- (else ERRCODE_INSUFFICIENT_PRIVILEGE).  (During recovery -> 55000 is tested on
 -- a standby, test/t/010_spm_standby.pl.)  Errors are shown as SQLSTATE and
 -- message.
 --
@@ -40,13 +42,36 @@ DROP SEQUENCE w_adm_seq;
 SELECT sparse_maxscore_flush(NULL), sparse_maxscore_compact(NULL), sparse_maxscore_verify(NULL);
 SELECT * FROM sparse_maxscore_info(NULL);
 
--- not the owner: every function refuses, including the read-only ones
+-- not the owner: flush, compact and verify refuse; info needs no more
+-- than SELECT on the table
 CREATE ROLE w_adm_other;
 GRANT SELECT, INSERT, DELETE ON w_adm TO w_adm_other;
 SET ROLE w_adm_other;
 SELECT f, spmw_try(format('SELECT %s(%L)', f, 'w_adm_idx')) AS result
 FROM unnest('{sparse_maxscore_flush,sparse_maxscore_compact,sparse_maxscore_info,sparse_maxscore_verify}'::text[]) f
 ORDER BY f;
+-- without SELECT (INSERT only) info refuses too, naming the table
+RESET ROLE;
+CREATE ROLE w_adm_writer;
+GRANT INSERT ON w_adm TO w_adm_writer;
+SET ROLE w_adm_writer;
+SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info;
+SELECT segments FROM sparse_maxscore_info('w_adm_idx');
+-- SELECT on one column is not SELECT on the table
+RESET ROLE;
+GRANT SELECT (id) ON w_adm TO w_adm_writer;
+SET ROLE w_adm_writer;
+SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info;
+-- a member of pg_stat_scan_tables may (as with pgstattuple's pgstatindex),
+-- still not verify
+RESET ROLE;
+GRANT pg_stat_scan_tables TO w_adm_writer;
+SET ROLE w_adm_writer;
+SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info,
+	spmw_try($$SELECT sparse_maxscore_verify('w_adm_idx')$$) AS verify;
+RESET ROLE;
+DROP OWNED BY w_adm_writer;
+DROP ROLE w_adm_writer;
 -- but writing to the table does not need ownership, also when the insert
 -- flushes (fastupdate = off) or VACUUM would
 RESET ROLE;

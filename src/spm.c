@@ -115,19 +115,29 @@ spmhandler(PG_FUNCTION_ARGS)
 
 /*
  * sparse_maxscore_last_scan(): the counters of the most recent
- * sparse_maxscore index scan of this session.
+ * sparse_maxscore index scan of this session, or NULL (every column NULL)
+ * when the session has not run one.
+ *
+ * The result type is the caller's: an install of an older extension
+ * version declares fewer OUT columns (the columns are only ever appended,
+ * doc/versions.md), and gets the first ones.
  */
 PG_FUNCTION_INFO_V1(spm_last_scan_sql);
 Datum
 spm_last_scan_sql(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[12];
-	bool		nulls[12] = {false};
+	Datum		values[13];
+	bool		nulls[13] = {false};
 	SpmCounters *c = &spm_last_scan;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts > (int) lengthof(values))
+		elog(ERROR, "sparse_maxscore_last_scan() declares %d columns, this library fills at most %d",
+			 tupdesc->natts, (int) lengthof(values));
+	if (!spm_last_scan_valid)
+		PG_RETURN_NULL();
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = Int64GetDatum(c->rounds);
 	values[1] = Int64GetDatum(c->postings_decoded);
@@ -141,6 +151,8 @@ spm_last_scan_sql(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(c->seg_maxscore);
 	values[10] = Int64GetDatum(c->seg_ranges);
 	values[11] = Int64GetDatum(c->seg_ranges_gave_up);
+	values[12] = Int64GetDatum(c->pending_scored);
+	/* heap_form_tuple reads the tupdesc's natts values */
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

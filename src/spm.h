@@ -115,12 +115,13 @@ extern void spm_merge_tiered(Relation index, bool vacuum);
 /* a row of a pass, with its score (NaN for a NULL row) and TID */
 typedef void (*SpmRowCallback) (void *arg, double score, uint64 docid,
 								ItemPointer tid);
-extern void spm_pending_topk(Relation index, const SpmMetaPageData *meta,
-							 const SparseVector *query, SpmPhase phase,
-							 const SpmAfter *after, SpmTopK *topk);
-extern void spm_pending_scan(Relation index, const SpmMetaPageData *meta,
-							 const SparseVector *query, uint64 from_docid,
-							 SpmRowCallback cb, void *arg);
+/* both return the number of documents scored against the query */
+extern int64 spm_pending_topk(Relation index, const SpmMetaPageData *meta,
+							  const SparseVector *query, SpmPhase phase,
+							  const SpmAfter *after, SpmTopK *topk);
+extern int64 spm_pending_scan(Relation index, const SpmMetaPageData *meta,
+							  const SparseVector *query, uint64 from_docid,
+							  SpmRowCallback cb, void *arg);
 extern void SpmPendingCheckLink(Relation index, BlockNumber blkno,
 								BlockNumber *nblocks, BlockNumber *walked);
 extern SpmPendingTuple SpmPendingTupleAt(Relation index, Page page,
@@ -160,6 +161,7 @@ extern bool spminsert(Relation index, Datum *values, bool *isnull,
 
 /* spmscan.c: the scan (rounds, tail phases), its counters */
 extern SpmCounters spm_last_scan;
+extern bool spm_last_scan_valid;	/* false until a scan of this session ran */
 extern IndexScanDesc spmbeginscan(Relation index, int nkeys, int norderbys);
 extern void spmrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					  ScanKey orderbys, int norderbys);

@@ -4,9 +4,17 @@
  *	  SQL-callable maintenance and inspection of sparse_maxscore indexes:
  *	  sparse_maxscore_flush, _compact, _info and _verify.
  *
- * Permission checks follow GIN's gin_clean_pending_list: the relation
- * must be a sparse_maxscore index, not another session's temporary one,
- * and the caller must own it.
+ * The relation must be a sparse_maxscore index, not another session's
+ * temporary one.  Flush and compact write and, like GIN's
+ * gin_clean_pending_list, need ownership of the index; so does verify,
+ * which holds the structure lock (ShareUpdateExclusiveLock, VACUUM's) for
+ * as long as it reads every page.  Info only reads the metapage and the
+ * page headers under AccessShareLock, and reports what a SELECT of the
+ * table could count itself (documents, NULLs, postings, pages): it needs
+ * what a SELECT needs, the SELECT privilege on the table (which its owner
+ * and pg_read_all_data have), or membership in pg_stat_scan_tables, the
+ * role PostgreSQL made for monitoring functions that take ACCESS SHARE
+ * locks (pgstattuple's pgstatindex, for one).
  *
  *-------------------------------------------------------------------------
  */
@@ -18,6 +26,7 @@
 #include "access/relation.h"
 #include "access/xlog.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -27,14 +36,21 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "spm.h"
 #include "spmsegment.h"
 #include "spmblock.h"
 
+typedef enum SpmAdminAccess
+{
+	SPM_ACCESS_OWNER,			/* flush, compact, verify */
+	SPM_ACCESS_READ				/* info */
+} SpmAdminAccess;
+
 static Relation
-open_index(Oid indexoid, LOCKMODE lockmode)
+open_index(Oid indexoid, LOCKMODE lockmode, SpmAdminAccess access)
 {
 	Relation	index = relation_open(indexoid, lockmode);
 
@@ -48,7 +64,21 @@ open_index(Oid indexoid, LOCKMODE lockmode)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
-	if (!spm_class_ownercheck(indexoid, GetUserId()))
+	if (access == SPM_ACCESS_READ)
+	{
+		Oid			heapoid = index->rd_index->indrelid;
+
+		if (!spm_class_ownercheck(indexoid, GetUserId()) &&
+			pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+			!has_privs_of_role(GetUserId(), ROLE_PG_STAT_SCAN_TABLES))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s",
+							get_rel_name(heapoid)),
+					 errdetail("Reading sparse_maxscore index \"%s\" needs the SELECT privilege on its table or membership in pg_stat_scan_tables.",
+							   RelationGetRelationName(index))));
+	}
+	else if (!spm_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX,
 					   RelationGetRelationName(index));
 	return index;
@@ -77,7 +107,7 @@ spm_flush_sql(PG_FUNCTION_ARGS)
 	int64		n;
 
 	check_not_in_recovery("flushed");
-	index = open_index(indexoid, RowExclusiveLock);
+	index = open_index(indexoid, RowExclusiveLock, SPM_ACCESS_OWNER);
 	n = spm_flush(index, true, true);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_INT64(n);
@@ -96,7 +126,7 @@ spm_compact_sql(PG_FUNCTION_ARGS)
 	int			n;
 
 	check_not_in_recovery("compacted");
-	index = open_index(indexoid, RowExclusiveLock);
+	index = open_index(indexoid, RowExclusiveLock, SPM_ACCESS_OWNER);
 	n = spm_compact_all(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_INT32(n);
@@ -147,7 +177,7 @@ spm_info_sql(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	index = open_index(indexoid, AccessShareLock);
+	index = open_index(indexoid, AccessShareLock, SPM_ACCESS_READ);
 	SpmReadMeta(index, &meta);
 	for (uint32 i = 0; i < meta.nsegments; i++)
 	{
@@ -654,7 +684,12 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 	uint64		docs = 0;
 	uint64		postings = 0;
 
-	index = open_index(indexoid, AccessShareLock);
+	/*
+	 * Ownership, unlike info: verify holds the structure lock (a
+	 * ShareUpdateExclusiveLock, what VACUUM takes) for the whole check,
+	 * which keeps VACUUM, flushes and compactions of the index waiting.
+	 */
+	index = open_index(indexoid, AccessShareLock, SPM_ACCESS_OWNER);
 
 	/*
 	 * On a standby nothing changes the structure but replay, which the lock

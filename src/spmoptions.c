@@ -19,6 +19,9 @@ int			spm_algorithm = SPM_ALG_AUTO;
 int			spm_pending_list_limit = 4096;
 int			spm_debug_round_delay = 0;
 
+/* kB: the smallest pending list limit, GUC or reloption (GIN's too) */
+#define SPM_MIN_PENDING_LIST_LIMIT	64
+
 static relopt_kind spm_relopt_kind;
 static bool spm_initialized = false;
 
@@ -52,9 +55,15 @@ spm_init(void)
 	add_bool_reloption(spm_relopt_kind, "fastupdate",
 					   "Enables the pending list of the sparse_maxscore index",
 					   true, ShareUpdateExclusiveLock);
+	/*
+	 * -1, the default, means sparse_maxscore.pending_list_limit and may be
+	 * given explicitly too; spmoptions refuses every other value below 64,
+	 * with one message that names -1 (no lower bound here, else values
+	 * below it would get PostgreSQL's message, which does not).
+	 */
 	add_int_reloption(spm_relopt_kind, "pending_list_limit",
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
-					  -1, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+					  -1, PG_INT32_MIN, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	add_bool_reloption(spm_relopt_kind, "ranges",
 					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
 					   false, ShareUpdateExclusiveLock);
@@ -80,7 +89,8 @@ spm_init(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("sparse_maxscore.pending_list_limit",
 							"Size of the pending list beyond which an insert flushes it into a segment.",
-							NULL, &spm_pending_list_limit, 4096, 64, MAX_KILOBYTES,
+							"An index's reloption pending_list_limit, unless -1, overrides it.",
+							&spm_pending_list_limit, 4096, SPM_MIN_PENDING_LIST_LIMIT, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("sparse_maxscore.debug_round_delay",
 							"Sleep this long inside every scan round, holding the round's lock (tests only).",
@@ -106,8 +116,20 @@ spmoptions(Datum reloptions, bool validate)
 		{"quantize", RELOPT_TYPE_BOOL, offsetof(SpmOptions, quantize)},
 	};
 
-	return (bytea *) build_reloptions(reloptions, validate, spm_relopt_kind,
-									  sizeof(SpmOptions), tab, lengthof(tab));
+	SpmOptions *opts;
+
+	opts = (SpmOptions *) build_reloptions(reloptions, validate, spm_relopt_kind,
+										   sizeof(SpmOptions), tab, lengthof(tab));
+	/* the words of parse_one_reloption's range error */
+	if (validate && opts != NULL &&
+		opts->pendingListLimit != -1 && opts->pendingListLimit < SPM_MIN_PENDING_LIST_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value %d out of bounds for option \"pending_list_limit\"",
+						opts->pendingListLimit),
+				 errdetail("Valid values are -1 (use sparse_maxscore.pending_list_limit) and between \"%d\" and \"%d\".",
+						   SPM_MIN_PENDING_LIST_LIMIT, MAX_KILOBYTES)));
+	return (bytea *) opts;
 }
 
 /* the index's options, defaults filled in */

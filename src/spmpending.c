@@ -234,6 +234,7 @@ typedef struct ScoreState
 	ItemPointerData tid;
 	int			j;				/* position in the query */
 	double		sum;
+	int64		scored;			/* documents scored against the query */
 	/* where results go */
 	SpmRowCallback cb;
 	void	   *cbarg;
@@ -291,15 +292,21 @@ score_end(void *arg)
 	ScoreState *ss = arg;
 
 	if (ss->wanted)
+	{
+		if (!ss->isnull && ss->query != NULL)
+			ss->scored++;
 		ss->cb(ss->cbarg, ss->isnull ? NAN : ss->sum, ss->docid, &ss->tid);
+	}
 }
 
 /*
  * Report every live pending document of meta's version with docid >=
  * from_docid to cb, in docid order, with its score against query (NaN
- * for a NULL row; 0 for every other row when query is NULL).
+ * for a NULL row; 0 for every other row when query is NULL).  Returns
+ * the number of documents scored against the query (live, not NULL; none
+ * when query is NULL), for sparse_maxscore_last_scan().pending_scored.
  */
-void
+int64
 spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 				 const SparseVector *query, uint64 from_docid,
 				 SpmRowCallback cb, void *arg)
@@ -308,7 +315,7 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 	SpmPendingVisitor v = {score_begin, score_elems, score_end, &ss};
 
 	if (meta->pending_ndocs == 0 || from_docid >= meta->next_docid)
-		return;
+		return 0;
 	memset(&ss, 0, sizeof(ss));
 	ss.query = query;
 	ss.from_docid = from_docid;
@@ -335,6 +342,7 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 					  meta->next_docid, InvalidBlockNumber, &v, NULL, NULL);
 	if (ss.dense)
 		pfree(ss.dense);
+	return ss.scored;
 }
 
 typedef struct TopkArg
@@ -360,9 +368,9 @@ topk_emit(void *arg, double score, uint64 docid, ItemPointer tid)
 
 /*
  * Offer every pending document of the phase's sign, after the cursor, to
- * the heap (with its TID).
+ * the heap (with its TID).  Returns the number of documents scored.
  */
-void
+int64
 spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 				 const SparseVector *query, SpmPhase phase,
 				 const SpmAfter *after, SpmTopK *topk)
@@ -372,7 +380,7 @@ spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 	ta.phase = phase;
 	ta.after = after;
 	ta.topk = topk;
-	spm_pending_scan(index, meta, query, 0, topk_emit, &ta);
+	return spm_pending_scan(index, meta, query, 0, topk_emit, &ta);
 }
 
 /* ----------------------------------------------------------------

@@ -104,6 +104,7 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 
 /* the most recent scan of this backend, for sparse_maxscore_last_scan() */
 SpmCounters spm_last_scan;
+bool		spm_last_scan_valid = false;
 
 /* ----------------------------------------------------------------
  * Rounds
@@ -211,8 +212,9 @@ run_round(IndexScanDesc scan)
 	so->counters.rounds++;
 	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
 
-	spm_pending_topk(scan->indexRelation, &meta, so->query, SPM_PHASE_POSITIVE,
-					 &so->after, &topk);
+	so->counters.pending_scored +=
+		spm_pending_topk(scan->indexRelation, &meta, so->query,
+						 SPM_PHASE_POSITIVE, &so->after, &topk);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
 		spm_segscan_topk(scan->indexRelation, segs[i], &meta.segments[i],
@@ -319,8 +321,9 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 
 	ps.so = so;
 	ps.phase = phase;
-	spm_pending_scan(scan->indexRelation, &meta, so->query, meta.pending_docid_lo,
-					 pending_sort_cb, &ps);
+	so->counters.pending_scored +=
+		spm_pending_scan(scan->indexRelation, &meta, so->query,
+						 meta.pending_docid_lo, pending_sort_cb, &ps);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
 		spm_segscan_rows(scan->indexRelation, segs[i], &meta.segments[i],
@@ -495,9 +498,10 @@ stream_batch(IndexScanDesc scan)
 	if (done && so->pos < meta.next_docid)
 	{
 		/* the pending list, docids >= pending_docid_lo */
-		spm_pending_scan(scan->indexRelation, &meta, so->query,
-						 Max(so->pos, meta.pending_docid_lo), pending_stream_cb,
-						 &ss);
+		so->counters.pending_scored +=
+			spm_pending_scan(scan->indexRelation, &meta, so->query,
+							 Max(so->pos, meta.pending_docid_lo),
+							 pending_stream_cb, &ss);
 		so->pos = meta.next_docid;
 	}
 
@@ -556,7 +560,10 @@ static void
 publish_counters(SpmScanOpaque so)
 {
 	if (so->state != SPM_SCAN_FIRST)
+	{
 		spm_last_scan = so->counters;
+		spm_last_scan_valid = true;
+	}
 }
 
 static void

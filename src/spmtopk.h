@@ -112,6 +112,9 @@ typedef struct SpmCounters
 	int64		seg_maxscore;
 	int64		seg_ranges;
 	int64		seg_ranges_gave_up;
+
+	/* pending-list documents scored by brute force, summed over rounds */
+	int64		pending_scored;
 } SpmCounters;
 
 #endif							/* SPMTOPK_H */

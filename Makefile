@@ -15,7 +15,8 @@ OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o 
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 
 DATA = $(EXTENSION)--$(EXTVERSION).sql \
-	$(EXTENSION)--0.1.0.sql $(EXTENSION)--0.1.0--0.2.0.sql
+	$(EXTENSION)--0.1.0.sql $(EXTENSION)--0.1.0--0.2.0.sql \
+	$(EXTENSION)--0.2.0.sql $(EXTENSION)--0.2.0--0.3.0.sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
 REGRESS_WRITES = spmw_setup spmw_insert spmw_large spmw_flush spmw_vacuum spmw_admin
@@ -25,7 +26,7 @@ REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct 
 REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_deepen \
 	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
 	spm_ranges spm_quant
-REGRESS_BM25 = sparsevec_bm25
+REGRESS_BM25 = sparsevec_bm25 sparsevec_bm25_ingest
 REGRESS_VERSIONS = sparsevec_upgrade
 REGRESS = $(REGRESS_TYPE) $(REGRESS_SPM) $(REGRESS_WRITES) $(REGRESS_BM25) $(REGRESS_VERSIONS)
 # every suite runs in a database where CREATE EXTENSION sparsevec was done

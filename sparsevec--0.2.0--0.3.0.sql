@@ -20,10 +20,10 @@ CREATE TYPE bm25_corpus_stats AS (n_docs bigint, sum_dl bigint, lexemes text[], 
 COMMENT ON TYPE bm25_corpus_stats IS
 	'what bm25_corpus_stats returns: documents, the sum of their lengths, each lexeme with its document frequency';
 
-CREATE FUNCTION bm25_corpus_stats_trans(internal, tsvector) RETURNS internal
+CREATE FUNCTION bm25_corpus_stats_trans(internal, tsvector, bigint) RETURNS internal
 	AS 'MODULE_PATHNAME', 'spv_bm25_corpus_stats_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
-COMMENT ON FUNCTION bm25_corpus_stats_trans(internal, tsvector) IS
+COMMENT ON FUNCTION bm25_corpus_stats_trans(internal, tsvector, bigint) IS
 	'transition function of the aggregate bm25_corpus_stats';
 
 CREATE FUNCTION bm25_corpus_stats_final(internal) RETURNS bm25_corpus_stats
@@ -32,14 +32,14 @@ CREATE FUNCTION bm25_corpus_stats_final(internal) RETURNS bm25_corpus_stats
 COMMENT ON FUNCTION bm25_corpus_stats_final(internal) IS
 	'final function of the aggregate bm25_corpus_stats';
 
-CREATE AGGREGATE bm25_corpus_stats(tsvector) (
+CREATE AGGREGATE bm25_corpus_stats(doc tsvector, ord bigint) (
 	SFUNC = bm25_corpus_stats_trans,
 	STYPE = internal,
 	FINALFUNC = bm25_corpus_stats_final,
 	PARALLEL = SAFE);
 
-COMMENT ON AGGREGATE bm25_corpus_stats(tsvector) IS
-	'BM25 statistics of documents: their number, the sum of their lengths (bm25_doclen), and each lexeme with its document frequency, in the order of first appearance';
+COMMENT ON AGGREGATE bm25_corpus_stats(tsvector, bigint) IS
+	'BM25 statistics of documents: their number, the sum of their lengths (bm25_doclen), and each lexeme with its document frequency, in the order of first appearance by ord';
 
 CREATE TYPE bm25_dim_stats AS (n_docs bigint, dims integer[], df bigint[]);
 

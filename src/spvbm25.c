@@ -758,24 +758,27 @@ spv_bm25_query(PG_FUNCTION_ARGS)
 }
 
 /*
- * bm25_corpus_stats(tsvector): an aggregate over the documents of a corpus
- * (or of a batch of new ones), for building the vocabulary and the
- * statistics in one pass, set-based:
+ * bm25_corpus_stats(doc tsvector, ord bigint): an aggregate over the
+ * documents of a corpus (or of a batch of new ones), for building the
+ * vocabulary and the statistics in one pass, set-based:
  *
  *	 (n_docs bigint, sum_dl bigint, lexemes text[], df bigint[])
  *
  * n_docs counts the non-NULL tsvectors, sum_dl their lengths
  * (bm25_doclen), and lexemes[i] is in df[i] of them.  The lexemes come in
- * the order of their first appearance: document by document in the order
- * the aggregate reads them, and within a document in the tsvector's (byte)
- * order.  That is the order in which the recipe's row trigger adds a
- * table's lexemes to the vocabulary row by row, so a vocabulary built from
- * this order gives the same dims.
+ * the order of their first appearance by ord (a document's key, such as
+ * its id; NULL sorts last): by the least ord of a document that has the
+ * lexeme, then in byte order (a tsvector's order).  That is the order in
+ * which the recipe's row trigger adds lexemes to the vocabulary when rows
+ * come one at a time in ord order, so a vocabulary built in this order
+ * gives the same dims whatever order the aggregate reads the rows in.
  */
 typedef struct CorpusLexeme
 {
 	LexemeRef	key;			/* must be first: the hash key */
 	int64		df;
+	int64		first;			/* the least ord of a document with it */
+	bool		first_null;		/* every such document had a NULL ord */
 } CorpusLexeme;
 
 typedef struct CorpusStats
@@ -797,6 +800,8 @@ spv_bm25_corpus_stats_trans(PG_FUNCTION_ARGS)
 	CorpusStats *st;
 	TSVector	tsv;
 	WordEntry  *we;
+	int64		ord;
+	bool		ord_null;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
 		elog(ERROR, "bm25_corpus_stats transition called in a non-aggregate context");
@@ -814,6 +819,8 @@ spv_bm25_corpus_stats_trans(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(st);
 
 	tsv = PG_GETARG_TSVECTOR(1);
+	ord_null = PG_ARGISNULL(2);
+	ord = ord_null ? 0 : PG_GETARG_INT64(2);
 	we = ARRPTR(tsv);
 	st->sum_dl += DocLength(tsv);
 	st->n_docs++;
@@ -826,11 +833,18 @@ spv_bm25_corpus_stats_trans(PG_FUNCTION_ARGS)
 		if (found)
 		{
 			e->df++;
+			if (!ord_null && (e->first_null || ord < e->first))
+			{
+				e->first = ord;
+				e->first_null = false;
+			}
 			continue;
 		}
 		e->key.str = MemoryContextAlloc(st->cxt, Max(key.len, 1));
 		memcpy((char *) e->key.str, key.str, key.len);
 		e->df = 1;
+		e->first = ord;
+		e->first_null = ord_null;
 		if (st->nlex == st->maxlex)
 		{
 			st->maxlex *= 2;
@@ -839,6 +853,21 @@ spv_bm25_corpus_stats_trans(PG_FUNCTION_ARGS)
 		st->order[st->nlex++] = e;
 	}
 	PG_RETURN_POINTER(st);
+}
+
+/* first appearance: the least ord (NULL last), then byte order */
+static int
+CompareCorpusLexeme(const void *a, const void *b)
+{
+	const CorpusLexeme *x = *(CorpusLexeme *const *) a;
+	const CorpusLexeme *y = *(CorpusLexeme *const *) b;
+
+	if (x->first_null != y->first_null)
+		return x->first_null ? 1 : -1;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return tsCompareString((char *) x->key.str, x->key.len,
+						   (char *) y->key.str, y->key.len, false);
 }
 
 PG_FUNCTION_INFO_V1(spv_bm25_corpus_stats_final);
@@ -861,6 +890,8 @@ spv_bm25_corpus_stats_final(PG_FUNCTION_ARGS)
 				 errmsg("too many distinct lexemes: " INT64_FORMAT, n)));
 	lexemes = palloc(sizeof(Datum) * Max(n, 1));
 	dfs = palloc(sizeof(Datum) * Max(n, 1));
+	if (n > 1)
+		qsort(st->order, (size_t) n, sizeof(CorpusLexeme *), CompareCorpusLexeme);
 	for (int64 i = 0; i < n; i++)
 	{
 		lexemes[i] = PointerGetDatum(cstring_to_text_with_len(st->order[i]->key.str,

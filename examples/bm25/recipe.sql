@@ -3,8 +3,8 @@
 --
 -- Run it once on a table  <schema>.docs (id bigint PRIMARY KEY, body text
 -- NOT NULL), empty or not, in a database with the sparsevec extension, as
--- the table's owner.  It adds, all in <schema> (set below; 'public' unless
--- you change it):
+-- the table's owner.  It adds, all in <schema> ('public', unless changed
+-- below or set with  SET docs_bm25.schema = 'myschema'  before running it):
 --   docs.bm25                 the BM25 document vector of body
 --   docs_vocab                lexeme -> dim, and its document frequency df
 --   docs_bm25_stats           one row: n_docs, avgdl, dims, k1, b
@@ -33,8 +33,8 @@
 
 DO $recipe$
 DECLARE
-	-- to taste
-	schema_name name := 'public';
+	-- to taste; the schema may also be given by SET docs_bm25.schema = '...'
+	schema_name name := coalesce(nullif(pg_catalog.current_setting('docs_bm25.schema', true), ''), 'public');
 	config regconfig := 'pg_catalog.english';
 	dims integer := 10000000;
 	k1 float8 := 1.2;
@@ -89,7 +89,9 @@ CREATE TRIGGER docs_bm25_update BEFORE UPDATE OF body ON @s@.docs FOR EACH ROW
 	EXECUTE FUNCTION @s@.docs_bm25_row();
 
 -- the lexemes of documents into the vocabulary, with their counts: known
--- ones get df + count, new ones dims in the order the aggregate met them
+-- ones get df + count, new ones dims in the order of the aggregate (by
+-- the least id of a document with the lexeme: the order rows inserted
+-- one at a time by id would give them)
 CREATE FUNCTION @s@.docs_bm25_add_lexemes(st @e@.bm25_corpus_stats) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -119,7 +121,7 @@ BEGIN
 	SELECT * INTO s FROM @s@.docs_bm25_stats FOR UPDATE;
 	EXECUTE format('CREATE TEMP TABLE docs_bm25_batch AS
 		SELECT id, body, to_tsvector(%L::regconfig, body) AS tsv FROM %s', @cfg@, src);
-	st := (SELECT @e@.bm25_corpus_stats(tsv) FROM pg_temp.docs_bm25_batch);
+	st := (SELECT @e@.bm25_corpus_stats(tsv, id) FROM pg_temp.docs_bm25_batch);
 	PERFORM @s@.docs_bm25_add_lexemes(st);
 	had_rows := EXISTS (SELECT FROM @s@.docs);
 	IF s.avgdl_docs = 0 AND NOT had_rows AND st.n_docs > 0 THEN
@@ -187,7 +189,7 @@ DECLARE
 	s @s@.docs_bm25_stats;
 BEGIN
 	SELECT * INTO s FROM @s@.docs_bm25_stats FOR UPDATE;
-	st := (SELECT @e@.bm25_corpus_stats(to_tsvector(@cfg@, body)) FROM @s@.docs);
+	st := (SELECT @e@.bm25_corpus_stats(to_tsvector(@cfg@, body), id) FROM @s@.docs);
 	UPDATE @s@.docs_vocab v SET df = coalesce(c.df, 0)
 		FROM @s@.docs_vocab v0 LEFT JOIN unnest(st.lexemes, st.df) c(lexeme, df) ON c.lexeme = v0.lexeme
 		WHERE v.lexeme = v0.lexeme AND v.df <> coalesce(c.df, 0);
@@ -219,14 +221,14 @@ BEGIN
 		RAISE EXCEPTION 'the sparsevec extension is not installed in this database'
 			USING HINT = 'CREATE EXTENSION sparsevec;';
 	END IF;
-	body := replace(body, '@s@', quote_ident(schema_name));
-	body := replace(body, '@e@', quote_ident(ext));
-	body := replace(body, '@vocab@', quote_literal(format('%I.docs_vocab', schema_name)) || '::pg_catalog.regclass');
-	body := replace(body, '@cfg@', quote_literal((SELECT format('%I.%I', n.nspname, c.cfgname)
+	body := pg_catalog.replace(body, '@s@', pg_catalog.quote_ident(schema_name));
+	body := pg_catalog.replace(body, '@e@', pg_catalog.quote_ident(ext));
+	body := pg_catalog.replace(body, '@vocab@', pg_catalog.quote_literal(pg_catalog.format('%I.docs_vocab', schema_name)) || '::pg_catalog.regclass');
+	body := pg_catalog.replace(body, '@cfg@', pg_catalog.quote_literal((SELECT pg_catalog.format('%I.%I', n.nspname, c.cfgname)
 		FROM pg_catalog.pg_ts_config c JOIN pg_catalog.pg_namespace n ON n.oid = c.cfgnamespace
 		WHERE c.oid = config)) || '::pg_catalog.regconfig');
-	body := replace(body, '@dims@', dims::text);
-	body := replace(body, '@k1@', k1::text);
-	body := replace(body, '@b@', b::text);
+	body := pg_catalog.replace(body, '@dims@', dims::text);
+	body := pg_catalog.replace(body, '@k1@', k1::text);
+	body := pg_catalog.replace(body, '@b@', b::text);
 	EXECUTE body;
 END $recipe$;

@@ -48,7 +48,7 @@ DECLARE
 ALTER TABLE @s@.docs ADD COLUMN bm25 @e@.sparsevec(@dims@);
 
 CREATE TABLE @s@.docs_vocab (
-	lexeme text PRIMARY KEY,
+	lexeme text COLLATE "C" PRIMARY KEY,   -- bytes, as a tsvector sorts them
 	dim integer GENERATED ALWAYS AS IDENTITY,  -- unique: only the identity sets it
 	df bigint NOT NULL DEFAULT 0);
 

@@ -21,7 +21,14 @@
  * dim integer (1-based) and df bigint.  It is read with SPI under the
  * caller's privileges, through a query that names the table by schema and
  * qualifies its operator, so neither the extension's schema nor the
- * caller's search_path matters.  The functions never write.
+ * caller's search_path matters.  bm25_document keeps what it read for the
+ * rest of its statement and reads the whole table once when a statement
+ * computes many vectors (a bulk load, a rebuild): see VocabCache.  The
+ * functions never write.
+ *
+ * Two aggregates serve set-based ingest: bm25_corpus_stats (documents,
+ * their lengths, each lexeme's document frequency, from tsvectors) and
+ * bm25_dim_stats (document frequencies recounted from stored vectors).
  *
  * All symbols carry the spv_ prefix (see sparsevec.c).
  *

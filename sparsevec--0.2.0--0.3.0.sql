@@ -20,6 +20,9 @@ CREATE TYPE bm25_corpus_stats AS (n_docs bigint, sum_dl bigint, lexemes text[], 
 COMMENT ON TYPE bm25_corpus_stats IS
 	'what bm25_corpus_stats returns: documents, the sum of their lengths, each lexeme with its document frequency';
 
+-- PostgreSQL 18 records a type's array type as a member too
+COMMENT ON TYPE bm25_corpus_stats[] IS 'array of bm25_corpus_stats';
+
 CREATE FUNCTION bm25_corpus_stats_trans(internal, tsvector, bigint) RETURNS internal
 	AS 'MODULE_PATHNAME', 'spv_bm25_corpus_stats_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
@@ -45,6 +48,8 @@ CREATE TYPE bm25_dim_stats AS (n_docs bigint, dims integer[], df bigint[]);
 
 COMMENT ON TYPE bm25_dim_stats IS
 	'what bm25_dim_stats returns: vectors, and each dimension with the number of vectors it is non-zero in';
+
+COMMENT ON TYPE bm25_dim_stats[] IS 'array of bm25_dim_stats';
 
 CREATE FUNCTION bm25_dim_stats_trans(internal, sparsevec) RETURNS internal
 	AS 'MODULE_PATHNAME', 'spv_bm25_dim_stats_trans' LANGUAGE C IMMUTABLE PARALLEL SAFE;

@@ -124,7 +124,9 @@ DROP TABLE bm25_vocab;
 -- seven documents
 --
 CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
+\set ECHO none
 \i examples/bm25/recipe.sql
+\set ECHO all
 INSERT INTO docs (id, body) VALUES
 	(1, 'The quick brown fox jumps over the lazy dog'),
 	(2, 'A fox, a fox, and another fox'),
@@ -148,7 +150,8 @@ FROM docs ORDER BY bm25 <#> docs_bm25_query('brown fox'), id LIMIT 4;
 SELECT d.id, round(sum(ln(1 + (7 - v.df + 0.5) / (v.df + 0.5))
 	* t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.dl / s.avgdl)))::numeric, 5) AS formula
 FROM docs d, docs_bm25_stats s,
-	LATERAL (SELECT u.lexeme, cardinality(u.positions) AS tf, bm25_doclen(d.tsv) AS dl FROM unnest(d.tsv) u) t,
+	LATERAL (SELECT u.lexeme, cardinality(u.positions) AS tf, bm25_doclen(to_tsvector('english', d.body)) AS dl
+		FROM unnest(to_tsvector('english', d.body)) u) t,
 	docs_vocab v
 WHERE v.lexeme = t.lexeme AND t.lexeme IN ('brown', 'fox')
 GROUP BY d.id ORDER BY formula DESC, d.id LIMIT 4;
@@ -180,5 +183,5 @@ SELECT df FROM docs_vocab WHERE lexeme = 'fox';
 UPDATE docs_bm25_stats SET dims = 3;
 INSERT INTO docs (id, body) VALUES (8, 'zebra fox');
 DROP TABLE docs;
-DROP FUNCTION docs_bm25_row, docs_bm25_refresh, docs_bm25_rebuild, docs_bm25_query;
+DROP FUNCTION docs_bm25_row, docs_bm25_add_lexemes, docs_bm25_load, docs_bm25_refresh, docs_bm25_rebuild, docs_bm25_query;
 DROP TABLE docs_vocab, docs_bm25_stats;

@@ -15,7 +15,8 @@ OBJS_SPM = src/spm.o src/spmadmin.o src/spmblock.o src/spmbuild.o src/spmcost.o 
 OBJS = $(OBJS_TYPE) $(OBJS_SPM)
 
 DATA = $(EXTENSION)--$(EXTVERSION).sql \
-	$(EXTENSION)--0.1.0.sql $(EXTENSION)--0.1.0--0.2.0.sql
+	$(EXTENSION)--0.1.0.sql $(EXTENSION)--0.1.0--0.2.0.sql \
+	$(EXTENSION)--0.2.0.sql $(EXTENSION)--0.2.0--0.3.0.sql
 
 # pg_regress suites in sql/ + expected/, grouped by area.
 REGRESS_WRITES = spmw_setup spmw_insert spmw_large spmw_flush spmw_vacuum spmw_admin

@@ -166,6 +166,14 @@ begin_round(IndexScanDesc scan, SpmMetaPageData *meta)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("different sparsevec dimensions %d and %d",
 						meta->dims, so->query->dim)));
+	/* the segments were written for the index's operator class */
+	if (meta->nsegments > 0 &&
+		((meta->flags & SPM_META_COSINE) != 0) != (so->kind == SPM_KIND_COSINE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" was written for another operator class than it has",
+						RelationGetRelationName(scan->indexRelation)),
+				 errhint("REINDEX the index.")));
 	SpmCacheNewRound();
 	so->hits = NULL;
 	so->nhits = so->next = 0;

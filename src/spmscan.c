@@ -89,6 +89,10 @@ typedef struct SpmScanOpaqueData
 								 * rescores (README "Quantized weights") */
 	SpmKind		kind;			/* the distance the index serves */
 	double		qnorm;			/* COSINE: the query's norm, as <=> has it */
+	bool		zero_decided;	/* COSINE: zero_is_one was set (ZERO phase) */
+	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
+								 * of score 0 shares no term with the query:
+								 * its <=> is exactly 1 (or NaN) */
 	uint64		pos;			/* docid-order phases: next docid */
 	int			batch;			/* docid-order phases: batch size */
 
@@ -136,6 +140,8 @@ row_distance(SpmScanOpaque so, double s)
 		return -s;
 	if (so->qnorm == 0.0)
 		return get_float8_nan();
+	if (s == 0.0 && so->zero_is_one)
+		return 1.0;
 	y = s / so->qnorm + SPM_COSINE_MARGIN;
 	if (y > 1.0)
 		y = 1.0;
@@ -461,6 +467,22 @@ stream_batch(IndexScanDesc scan)
 	bool		done = true;
 
 	so->counters.rounds++;
+
+	/*
+	 * COSINE: when neither the query nor any indexed weight is negative,
+	 * every product is positive, so a row scores 0 only if it shares no
+	 * term with the query: its distance is exactly 1 (NaN if empty), and
+	 * reporting 1 lets the executor return it at once instead of holding
+	 * every such row until the scan ends.  Decided once, at the first
+	 * batch: a negative weight indexed later belongs to a row this scan
+	 * cannot see (README "Cosine and L2").
+	 */
+	if (so->state == SPM_SCAN_ZERO && !so->zero_decided)
+	{
+		so->zero_is_one = so->kind == SPM_KIND_COSINE && !so->sq.negative &&
+			!(meta.flags & SPM_META_NEGATIVE);
+		so->zero_decided = true;
+	}
 	ss.cap = Max(so->batch, 16);
 	ss.hits = palloc(ss.cap * sizeof(SpmHit));
 	ss.n = 0;
@@ -714,6 +736,8 @@ start_scan(IndexScanDesc scan)
 		so->state = SPM_SCAN_SORTED;
 	so->after.active = false;
 	so->recheck = so->kind == SPM_KIND_COSINE;
+	so->zero_decided = false;
+	so->zero_is_one = false;
 	so->pos = 0;
 	so->batch = 256;
 }

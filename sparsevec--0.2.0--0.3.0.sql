@@ -97,3 +97,22 @@ CREATE AGGREGATE bm25_dim_stats(sparsevec) (
 
 COMMENT ON AGGREGATE bm25_dim_stats(sparsevec) IS
 	'document frequencies from BM25 document vectors: their number, and each dimension (1-based) with the number of vectors it is non-zero in';
+
+------------------------------------------------------------------------
+-- cosine distance for sparse_maxscore (issue 39)
+------------------------------------------------------------------------
+-- An index of this class stores each document's weights divided by its
+-- norm and serves ORDER BY v <=> q exactly: it hands the executor a lower
+-- bound of each row's distance and the executor rechecks the exact <=>
+-- (src/README "Cosine and L2").
+
+CREATE OPERATOR CLASS sparsevec_cosine_ops
+	FOR TYPE sparsevec USING sparse_maxscore AS
+	OPERATOR 1 <=> (sparsevec, sparsevec) FOR ORDER BY float_ops,
+	FUNCTION 1 cosine_distance(sparsevec, sparsevec);
+
+COMMENT ON OPERATOR CLASS sparsevec_cosine_ops USING sparse_maxscore IS
+	'cosine distance (<=>) ordering for sparse_maxscore';
+
+COMMENT ON OPERATOR FAMILY sparsevec_cosine_ops USING sparse_maxscore IS
+	'cosine distance (<=>) ordering for sparse_maxscore';

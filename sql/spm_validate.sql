@@ -1,9 +1,9 @@
 --
--- sparse_maxscore: amvalidate.  The index computes the inner product
--- itself, so an operator class is only right if its operator 1 is an
--- ORDER BY operator (returning float8) that calls support function 1, and
--- support function 1 is the C function behind <#>.  amvalidate reports
--- each problem as an INFO message and returns false.
+-- sparse_maxscore: amvalidate.  The index computes its scores itself, so
+-- an operator class is only right if its operator 1 is an ORDER BY
+-- operator (returning float8) that calls support function 1, and support
+-- function 1 is the C function behind <#> or <=> (sparsevec_cosine_ops).
+-- amvalidate reports each problem as an INFO message and returns false.
 --
 SELECT opc.opcname, amvalidate(opc.oid)
 FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod

@@ -1198,7 +1198,7 @@ SquaredNorm(const SparseVector *a)
 	double		sum = 0.0;
 
 	for (int i = 0; i < a->nnz; i++)
-		sum += (double) ax[i] * (double) ax[i];
+		sum = spv_norm_add(sum, ax[i]);
 	return sum;
 }
 

@@ -16,6 +16,9 @@
 #ifndef SPARSEVEC_H
 #define SPARSEVEC_H
 
+#include <float.h>
+#include <math.h>
+
 #include "fmgr.h"
 #include "utils/memutils.h"
 
@@ -131,6 +134,55 @@ spv_dot(const int32 *ai, const float *av, int an,
 	int			j = 0;
 
 	return spv_dot_continue(ai, av, an, bi, bv, bn, &j, 0.0);
+}
+
+/*
+ * Cosine distance, and what a cosine index scores (issue 39).
+ *
+ * The operator <=> computes 1 - dot / sqrt(|a|^2 |b|^2) (sparsevec.c), the
+ * squared norms summed with spv_norm_add in ascending index order from
+ * +0.0.  A sparse_maxscore index of sparsevec_cosine_ops stores each
+ * document's weights divided by its norm, rounded to float4
+ * (spv_cosine_weight: a weight that would round to zero keeps its sign as
+ * the smallest denormal, so that a document keeps its elements), and scores
+ * the raw query against them with spv_score_add: an approximation of
+ * |q| * cos(q, d) that the scan turns into a lower bound of the operator's
+ * distance (spmscan.c, src/README "Cosine and L2").  The writer and the
+ * pending list's scoring both normalize with these two functions, so a
+ * document scores the same wherever it is.
+ */
+static inline double
+spv_norm_add(double sum, float w)
+{
+	return sum + (double) w * (double) w;
+}
+
+static inline float
+spv_cosine_weight(float w, double norm)
+{
+	float		r = (float) ((double) w / norm);
+
+	if (r == 0.0f)
+		r = w > 0 ? FLT_TRUE_MIN : -FLT_TRUE_MIN;
+	return r;
+}
+
+/*
+ * A document's weights as a cosine index stores them: out[i] =
+ * spv_cosine_weight(in[i], |in|), the norm summed as the operator sums it.
+ * out may be in.
+ */
+static inline void
+spv_cosine_normalize(const float *in, float *out, int n)
+{
+	double		sum = 0.0;
+	double		norm;
+
+	for (int i = 0; i < n; i++)
+		sum = spv_norm_add(sum, in[i]);
+	norm = sqrt(sum);
+	for (int i = 0; i < n; i++)
+		out[i] = spv_cosine_weight(in[i], norm);
 }
 
 /*

@@ -64,6 +64,17 @@ extern int	spm_debug_round_delay;
 #define PROGRESS_SPM_PHASE_WRITE	4
 #define PROGRESS_SPM_PHASE_REORDER	5
 
+/*
+ * The distance an index serves, from its operator class (issue 39; src/README
+ * "Cosine and L2").  An IP index stores the weights as they are; a COSINE
+ * index each document's weights divided by its norm (spv_cosine_weight).
+ */
+typedef enum SpmKind
+{
+	SPM_KIND_IP = 0,			/* sparsevec_ip_ops: <#> */
+	SPM_KIND_COSINE = 1			/* sparsevec_cosine_ops: <=> */
+} SpmKind;
+
 /* ----------------------------------------------------------------
  * Prototypes
  * ----------------------------------------------------------------
@@ -117,11 +128,12 @@ typedef void (*SpmRowCallback) (void *arg, double score, uint64 docid,
 								ItemPointer tid);
 /* both return the number of documents scored against the query */
 extern int64 spm_pending_topk(Relation index, const SpmMetaPageData *meta,
-							  const SparseVector *query, SpmPhase phase,
-							  const SpmAfter *after, SpmTopK *topk);
+							  const SparseVector *query, SpmKind kind,
+							  SpmPhase phase, const SpmAfter *after,
+							  SpmTopK *topk);
 extern int64 spm_pending_scan(Relation index, const SpmMetaPageData *meta,
-							  const SparseVector *query, uint64 from_docid,
-							  SpmRowCallback cb, void *arg);
+							  const SparseVector *query, SpmKind kind,
+							  uint64 from_docid, SpmRowCallback cb, void *arg);
 extern void SpmPendingCheckLink(Relation index, BlockNumber blkno,
 								BlockNumber *nblocks, BlockNumber *walked);
 extern SpmPendingTuple SpmPendingTupleAt(Relation index, Page page,
@@ -184,5 +196,8 @@ extern void spmcostestimate(struct PlannerInfo *root, struct IndexPath *path,
 
 /* spmvalidate.c */
 extern bool spmvalidate(Oid opclassoid);
+
+
+extern SpmKind spm_index_kind(Relation index);
 
 #endif							/* SPM_H */

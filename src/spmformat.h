@@ -166,6 +166,10 @@ StaticAssertDecl(sizeof(SpmMetaPageData) <= SPM_PAGE_CONTENT,
 #define SpmPageGetMeta(page)	((SpmMetaPage) PageGetContents(page))
 
 #define SPM_META_NEGATIVE	0x0001	/* some indexed weight is < 0 */
+#define SPM_META_COSINE		0x0002	/* segments hold weights divided by
+									 * their document's norm: the index is of
+									 * sparsevec_cosine_ops (README "Cosine
+									 * and L2") */
 
 /* ----------------------------------------------------------------
  * Segments (immutable once published, except the alive bitset)

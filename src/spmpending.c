@@ -14,7 +14,9 @@
  *
  * Scans score pending documents by brute force, with the same additions
  * spv_dot makes (ascending index order, double, from +0.0), so a pending
- * document scores bit for bit what it will score once flushed.  A reader
+ * document scores bit for bit what it will score once flushed (for an
+ * index of sparsevec_cosine_ops, against its weights divided by its norm,
+ * spv_cosine_weight, as the writer stores them).  A reader
  * only considers documents with pending_docid_lo <= docid < next_docid of
  * its copy of the metapage; later ones were linked after it read the
  * metapage, by transactions its snapshot cannot see.  See README "Pending
@@ -227,6 +229,8 @@ typedef struct ScoreState
 	uint32		ndense;
 	Relation	index;
 	uint64		from_docid;
+	bool		cosine;			/* SPM_KIND_COSINE: score the normalized
+								 * document */
 	/* the current document */
 	bool		wanted;
 	bool		isnull;
@@ -235,6 +239,11 @@ typedef struct ScoreState
 	int			j;				/* position in the query */
 	double		sum;
 	int64		scored;			/* documents scored against the query */
+	/* cosine: the document's squared norm, its matches (q, w) in order */
+	double		sqnorm;
+	int			nmatch;
+	float	   *match_q;		/* [query->nnz] */
+	float	   *match_w;		/* [query->nnz] */
 	/* where results go */
 	SpmRowCallback cb;
 	void	   *cbarg;
@@ -251,6 +260,36 @@ score_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 	ss->tid = *tid;
 	ss->j = 0;
 	ss->sum = 0.0;
+	ss->sqnorm = 0.0;
+	ss->nmatch = 0;
+}
+
+/*
+ * Cosine: the document's norm needs all its elements, so its matches wait
+ * (in ascending index order) until score_end normalizes and adds them.
+ */
+static void
+cosine_elems(ScoreState *ss, const int32 *idx, const float4 *val, int n)
+{
+	const SparseVector *q = ss->query;
+	const int32 *qi = q->indices;
+	const float *qv = SPV_VALUES(q);
+	int			j = ss->j;
+
+	for (int i = 0; i < n; i++)
+	{
+		ss->sqnorm = spv_norm_add(ss->sqnorm, val[i]);
+		while (j < q->nnz && qi[j] < idx[i])
+			j++;
+		if (j < q->nnz && qi[j] == idx[i])
+		{
+			ss->match_q[ss->nmatch] = qv[j];
+			ss->match_w[ss->nmatch] = val[i];
+			ss->nmatch++;
+			j++;
+		}
+	}
+	ss->j = j;
 }
 
 /* spv_dot's additions, resumable across chunks */
@@ -263,6 +302,11 @@ score_elems(void *arg, const int32 *idx, const float4 *val, int n)
 
 	if (!ss->wanted || q == NULL)
 		return;
+	if (ss->cosine)
+	{
+		cosine_elems(ss, idx, val, n);
+		return;
+	}
 	if (ss->dense)
 	{
 		/* same additions, in the document's (ascending) index order */
@@ -291,24 +335,35 @@ score_end(void *arg)
 {
 	ScoreState *ss = arg;
 
-	if (ss->wanted)
+	if (!ss->wanted)
+		return;
+	if (ss->cosine && ss->nmatch > 0)
 	{
-		if (!ss->isnull && ss->query != NULL)
-			ss->scored++;
-		ss->cb(ss->cbarg, ss->isnull ? NAN : ss->sum, ss->docid, &ss->tid);
+		/* the writer's weights: w / |d| in float4 */
+		double		norm = sqrt(ss->sqnorm);
+		double		sum = 0.0;
+
+		for (int i = 0; i < ss->nmatch; i++)
+			sum = spv_score_add(sum, ss->match_q[i],
+								spv_cosine_weight(ss->match_w[i], norm));
+		ss->sum = sum;
 	}
+	if (!ss->isnull && ss->query != NULL)
+		ss->scored++;
+	ss->cb(ss->cbarg, ss->isnull ? NAN : ss->sum, ss->docid, &ss->tid);
 }
 
 /*
  * Report every live pending document of meta's version with docid >=
- * from_docid to cb, in docid order, with its score against query (NaN
- * for a NULL row; 0 for every other row when query is NULL).  Returns
- * the number of documents scored against the query (live, not NULL; none
- * when query is NULL), for sparse_maxscore_last_scan().pending_scored.
+ * from_docid to cb, in docid order, with its score against query as the
+ * index of kind scores it (NaN for a NULL row; 0 for every other row when
+ * query is NULL).  Returns the number of documents scored against the
+ * query (live, not NULL; none when query is NULL), for
+ * sparse_maxscore_last_scan().pending_scored.
  */
 int64
 spm_pending_scan(Relation index, const SpmMetaPageData *meta,
-				 const SparseVector *query, uint64 from_docid,
+				 const SparseVector *query, SpmKind kind, uint64 from_docid,
 				 SpmRowCallback cb, void *arg)
 {
 	ScoreState	ss;
@@ -321,13 +376,19 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 	ss.from_docid = from_docid;
 	ss.cb = cb;
 	ss.cbarg = arg;
+	if (kind == SPM_KIND_COSINE && query != NULL)
+	{
+		ss.cosine = true;
+		ss.match_q = palloc(Max(query->nnz, 1) * sizeof(float));
+		ss.match_w = palloc(Max(query->nnz, 1) * sizeof(float));
+	}
 
 	/*
 	 * A dense table of the query's weights makes scoring a lookup per
 	 * element; indexed vectors all have meta->dims dimensions, which the
 	 * scan has checked the query against.
 	 */
-	if (query && meta->dims > 0 && meta->dims <= SPM_DENSE_QUERY_DIMS &&
+	if (query && !ss.cosine && meta->dims > 0 && meta->dims <= SPM_DENSE_QUERY_DIMS &&
 		query->dim == meta->dims && meta->pending_ndocs > 16)
 	{
 		const float *qv = SPV_VALUES(query);
@@ -342,6 +403,11 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 					  meta->next_docid, InvalidBlockNumber, &v, NULL, NULL);
 	if (ss.dense)
 		pfree(ss.dense);
+	if (ss.cosine)
+	{
+		pfree(ss.match_q);
+		pfree(ss.match_w);
+	}
 	return ss.scored;
 }
 
@@ -372,7 +438,7 @@ topk_emit(void *arg, double score, uint64 docid, ItemPointer tid)
  */
 int64
 spm_pending_topk(Relation index, const SpmMetaPageData *meta,
-				 const SparseVector *query, SpmPhase phase,
+				 const SparseVector *query, SpmKind kind, SpmPhase phase,
 				 const SpmAfter *after, SpmTopK *topk)
 {
 	TopkArg		ta;
@@ -380,7 +446,7 @@ spm_pending_topk(Relation index, const SpmMetaPageData *meta,
 	ta.phase = phase;
 	ta.after = after;
 	ta.topk = topk;
-	return spm_pending_scan(index, meta, query, 0, topk_emit, &ta);
+	return spm_pending_scan(index, meta, query, kind, 0, topk_emit, &ta);
 }
 
 /* ----------------------------------------------------------------

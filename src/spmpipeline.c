@@ -13,7 +13,12 @@
  * segment gets is decided here, once, from the reloptions and the source:
  * range data (ranges = on and the source allows it), exact or 1-byte
  * weights (quantize), the dimensions before the first document (the
- * forward copy's layout depends on them).
+ * forward copy's layout depends on them), and, for an index of
+ * sparsevec_cosine_ops, each document's weights divided by its norm
+ * (README "Cosine and L2"): the one per-document transformation, made on
+ * the documents of the sources whose elements the sink sorts (the heap,
+ * the pending list); a merge's posting lists and forward copies are
+ * already stored so.
  *
  * A change of the index's structure then takes the steps of README "Flush
  * and compaction": write (spm_segment_write), publish, drain, free (all
@@ -41,7 +46,34 @@ struct SpmSink
 	uint64		nlive;			/* of which not written dead */
 	uint32		cur;			/* local docid of the current document */
 	bool		curlive;		/* it has elements to keep */
+
+	/*
+	 * cosine: documents are normalized (spv_cosine_normalize), which needs
+	 * all of a document's elements: a live document's begin waits here
+	 * until its nnz elements are in, then goes to the writer whole.
+	 */
+	bool		cosine;
+	MemoryContext cxt;			/* of the buffers (sources reset theirs) */
+	ItemPointerData wait_tid;
+	uint8		wait_flags;
+	int32		wait_nnz;		/* elements of the waiting document, 0 if none */
+	int32		wait_have;
+	Size		wait_cap;
+	int32	   *wait_idx;
+	float	   *wait_val;
 };
+
+/* hand the writer and the sorter a document whose elements are all here */
+static void
+sink_put(SpmSink *sink, const int32 *idx, const float *val, int n)
+{
+	spm_writer_doc_elems(sink->writer, idx, val, n);
+	if (sink->sorter)
+	{
+		for (int i = 0; i < n; i++)
+			spm_sorter_add(sink->sorter, (uint32) idx[i], sink->cur, val[i]);
+	}
+}
 
 /* ----------------------------------------------------------------
  * The sink: where a source's documents go
@@ -57,12 +89,38 @@ struct SpmSink
 void
 spm_sink_doc_begin(SpmSink *sink, ItemPointer tid, uint8 flags, int32 nnz)
 {
+	if (sink->wait_nnz > 0)
+		elog(ERROR, "sparse_maxscore: a document began before the previous one had its elements");
 	sink->curlive = !(flags & (SPM_DOC_NULL | SPM_DOC_DEAD));
 	if (!(flags & SPM_DOC_DEAD))
 		sink->nlive++;
 	sink->cur = (uint32) sink->ndocs;
-	spm_writer_doc(sink->writer, tid, flags, sink->curlive ? nnz : 0);
 	sink->ndocs++;
+	if (sink->cosine && sink->curlive && nnz > 0)
+	{
+		/* the writer gets it once its elements are in (spm_sink_doc_elems) */
+		if ((Size) nnz > sink->wait_cap)
+		{
+			sink->wait_cap = Max((Size) nnz, 2 * sink->wait_cap);
+			if (sink->wait_idx)
+			{
+				pfree(sink->wait_idx);
+				pfree(sink->wait_val);
+			}
+			sink->wait_idx = MemoryContextAllocExtended(sink->cxt,
+														sink->wait_cap * sizeof(int32),
+														MCXT_ALLOC_HUGE);
+			sink->wait_val = MemoryContextAllocExtended(sink->cxt,
+														sink->wait_cap * sizeof(float),
+														MCXT_ALLOC_HUGE);
+		}
+		sink->wait_tid = *tid;
+		sink->wait_flags = flags;
+		sink->wait_nnz = nnz;
+		sink->wait_have = 0;
+		return;
+	}
+	spm_writer_doc(sink->writer, tid, flags, sink->curlive ? nnz : 0);
 }
 
 /* some of the current document's elements, in ascending term order */
@@ -71,18 +129,30 @@ spm_sink_doc_elems(SpmSink *sink, const int32 *idx, const float *val, int n)
 {
 	if (!sink->curlive)
 		return;
-	spm_writer_doc_elems(sink->writer, idx, val, n);
-	if (sink->sorter)
+	if (sink->cosine)
 	{
-		for (int i = 0; i < n; i++)
-			spm_sorter_add(sink->sorter, (uint32) idx[i], sink->cur, val[i]);
+		if (n > sink->wait_nnz - sink->wait_have)
+			elog(ERROR, "sparse_maxscore: a document has more elements than it said");
+		memcpy(sink->wait_idx + sink->wait_have, idx, n * sizeof(int32));
+		memcpy(sink->wait_val + sink->wait_have, val, n * sizeof(float));
+		sink->wait_have += n;
+		if (sink->wait_have < sink->wait_nnz)
+			return;
+		spv_cosine_normalize(sink->wait_val, sink->wait_val, sink->wait_nnz);
+		spm_writer_doc(sink->writer, &sink->wait_tid, sink->wait_flags,
+					   sink->wait_nnz);
+		sink->wait_nnz = 0;
+		sink_put(sink, sink->wait_idx, sink->wait_val, sink->wait_have);
+		return;
 	}
+	sink_put(sink, idx, val, n);
 }
 
-/* the same as (term, weight) pairs */
+/* the same as (term, weight) pairs, as a segment stores them (a merge) */
 void
 spm_sink_doc_fwd(SpmSink *sink, const SpmFwdElem *elems, int n)
 {
+	Assert(!sink->cosine);
 	if (!sink->curlive)
 		return;
 	spm_writer_doc_fwd(sink->writer, elems, n);
@@ -182,8 +252,18 @@ spm_segment_write(Relation index, const SpmWriteTarget *target,
 	spm_sink_set_dims(&sink, target->dims);
 	if (src->postings == NULL)
 		sink.sorter = spm_sorter_begin(src->sort_mem, src->progress);
+	/* raw documents of a cosine index are normalized ("Cosine and L2") */
+	sink.cosine = spm_index_kind(index) == SPM_KIND_COSINE && src->postings == NULL;
+	sink.cxt = CurrentMemoryContext;
 
 	src->documents(src, &sink);
+	if (sink.wait_nnz > 0)
+		elog(ERROR, "sparse_maxscore: the last document lacks elements");
+	if (sink.wait_idx)
+	{
+		pfree(sink.wait_idx);
+		pfree(sink.wait_val);
+	}
 
 	out->ndocs = sink.ndocs;
 	if (sink.nlive > 0)
@@ -204,6 +284,8 @@ spm_segment_write(Relation index, const SpmWriteTarget *target,
 		spm_writer_finish(sink.writer, &out->ref);
 		out->written = true;
 		out->flags = spm_writer_flags(sink.writer);
+		if (spm_index_kind(index) == SPM_KIND_COSINE)
+			out->flags |= SPM_META_COSINE;
 		out->nterms = spm_writer_nterms(sink.writer);
 		out->dims = sink.dims;
 	}

@@ -24,6 +24,12 @@
  *	ALL			for a NULL query: every row in docid order (every distance
  *				is NULL, so any order is correct).
  *
+ * An index of sparsevec_cosine_ops scores each document's weights divided
+ * by its norm, and reports for a score s the distance cosine_distance(s),
+ * a lower bound of the operator's <=>, with xs_recheckorderby set: the
+ * executor computes the exact distance and reorders (README "Cosine and
+ * L2").  The phases work on the scores unchanged.
+ *
  * Every round, pass and batch runs inside one amgettuple call, holding
  * SPM_SCAN_LOCK in share mode, from one copy of the metapage; all TIDs it
  * will return are resolved before the lock is released (README "Rounds").
@@ -34,6 +40,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "access/xlog.h"
 #include "catalog/pg_operator_d.h"
@@ -77,9 +84,15 @@ typedef struct SpmScanOpaqueData
 	int			limit_hint;		/* LIMIT above the scan, 0 if unknown */
 	bool		hint_taken;		/* limit_hint looked up (once per scan) */
 	SpmAfter	after;			/* last row returned by the rounds */
-	bool		recheck;		/* some segment has quantized weights: the
-								 * executor rescores (README "Quantized
-								 * weights") */
+	bool		recheck;		/* some segment has quantized weights, or
+								 * the index serves <=>: the executor
+								 * rescores (README "Quantized weights") */
+	SpmKind		kind;			/* the distance the index serves */
+	double		qnorm;			/* COSINE: the query's norm, as <=> has it */
+	bool		zero_decided;	/* COSINE: zero_is_one was set (ZERO phase) */
+	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
+								 * of score 0 shares no term with the query:
+								 * its <=> is exactly 1 (or NaN) */
 	uint64		pos;			/* docid-order phases: next docid */
 	int			batch;			/* docid-order phases: batch size */
 
@@ -102,9 +115,41 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 /* rows a first round takes past a LIMIT when the executor rescores, at least */
 #define SPM_RECHECK_EXTRA	5
 
+/*
+ * COSINE: what a score's similarity bound is raised by, 2^-20: more than
+ * the worst difference between score / |q| and the operator's similarity
+ * (README "Cosine and L2" has the proof: at most 2^-21).
+ */
+#define SPM_COSINE_MARGIN	(1.0 / 1048576.0)
+
 /* the most recent scan of this backend, for sparse_maxscore_last_scan() */
 SpmCounters spm_last_scan;
 bool		spm_last_scan_valid = false;
+
+/*
+ * The distance reported for a row of score s (not NaN): -s for <#>; for
+ * <=>, 1 - min(1, s / |q| + margin), a lower bound of the operator's
+ * distance, non-increasing in s (every step rounds monotonically), and NaN
+ * for an empty query, as the operator gives (README "Cosine and L2").
+ */
+static double
+row_distance(SpmScanOpaque so, double s)
+{
+	double		y;
+
+	if (so->kind == SPM_KIND_IP)
+		return -s;
+	if (so->qnorm == 0.0)
+		return get_float8_nan();
+	if (s == 0.0 && so->zero_is_one)
+		return 1.0;
+	y = s / so->qnorm + SPM_COSINE_MARGIN;
+	if (y > 1.0)
+		y = 1.0;
+	else if (y < -1.0)
+		y = -1.0;
+	return 1.0 - y;
+}
 
 /* ----------------------------------------------------------------
  * Rounds
@@ -128,6 +173,14 @@ begin_round(IndexScanDesc scan, SpmMetaPageData *meta)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("different sparsevec dimensions %d and %d",
 						meta->dims, so->query->dim)));
+	/* the segments were written for the index's operator class */
+	if (meta->nsegments > 0 &&
+		((meta->flags & SPM_META_COSINE) != 0) != (so->kind == SPM_KIND_COSINE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("sparse_maxscore index \"%s\" was written for another operator class than it has",
+						RelationGetRelationName(scan->indexRelation)),
+				 errhint("REINDEX the index.")));
 	SpmCacheNewRound();
 	so->hits = NULL;
 	so->nhits = so->next = 0;
@@ -213,7 +266,7 @@ run_round(IndexScanDesc scan)
 	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
 
 	so->counters.pending_scored +=
-		spm_pending_topk(scan->indexRelation, &meta, so->query,
+		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
 						 SPM_PHASE_POSITIVE, &so->after, &topk);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
@@ -322,7 +375,7 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 	ps.so = so;
 	ps.phase = phase;
 	so->counters.pending_scored +=
-		spm_pending_scan(scan->indexRelation, &meta, so->query,
+		spm_pending_scan(scan->indexRelation, &meta, so->query, so->kind,
 						 meta.pending_docid_lo, pending_sort_cb, &ps);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
@@ -350,7 +403,7 @@ sort_next(IndexScanDesc scan)
 	}
 	scan->xs_heaptid = *((ItemPointer) DatumGetPointer(slot_getattr(so->mslot, 3, &isnull)));
 	d = slot_getattr(so->mslot, 1, &isnull);
-	scan->xs_orderbyvals[0] = d;
+	scan->xs_orderbyvals[0] = Float8GetDatum(row_distance(so, -DatumGetFloat8(d)));
 	scan->xs_orderbynulls[0] = false;
 	/* keep the cursor current, for the record */
 	so->after.active = true;
@@ -417,6 +470,22 @@ stream_batch(IndexScanDesc scan)
 	bool		done = true;
 
 	so->counters.rounds++;
+
+	/*
+	 * COSINE: when neither the query nor any indexed weight is negative,
+	 * every product is positive, so a row scores 0 only if it shares no
+	 * term with the query: its distance is exactly 1 (NaN if empty), and
+	 * reporting 1 lets the executor return it at once instead of holding
+	 * every such row until the scan ends.  Decided once, at the first
+	 * batch: a negative weight indexed later belongs to a row this scan
+	 * cannot see (README "Cosine and L2").
+	 */
+	if (so->state == SPM_SCAN_ZERO && !so->zero_decided)
+	{
+		so->zero_is_one = so->kind == SPM_KIND_COSINE && !so->sq.negative &&
+			!(meta.flags & SPM_META_NEGATIVE);
+		so->zero_decided = true;
+	}
 	ss.cap = Max(so->batch, 16);
 	ss.hits = palloc(ss.cap * sizeof(SpmHit));
 	ss.n = 0;
@@ -499,7 +568,7 @@ stream_batch(IndexScanDesc scan)
 	{
 		/* the pending list, docids >= pending_docid_lo */
 		so->counters.pending_scored +=
-			spm_pending_scan(scan->indexRelation, &meta, so->query,
+			spm_pending_scan(scan->indexRelation, &meta, so->query, so->kind,
 							 Max(so->pos, meta.pending_docid_lo),
 							 pending_stream_cb, &ss);
 		so->pos = meta.next_docid;
@@ -615,6 +684,11 @@ start_scan(IndexScanDesc scan)
 		elog(ERROR, "cannot scan sparse_maxscore index without order");
 	if (scan->numberOfKeys > 0)
 		elog(ERROR, "sparse_maxscore index scans take no search keys");
+	/* the index's distance, and the operator it is asked for is its own */
+	so->kind = spm_index_kind(scan->indexRelation);
+	if (scan->orderByData[0].sk_func.fn_oid != index_getprocid(scan->indexRelation, 1, 1))
+		elog(ERROR, "sparse_maxscore index \"%s\" cannot order by the operator of another operator class",
+			 RelationGetRelationName(scan->indexRelation));
 	/* see README "Snapshots" for why MVCC is required */
 	if (!IsMVCCSnapshot(scan->xs_snapshot))
 		elog(ERROR, "non-MVCC snapshots are not supported with sparse_maxscore");
@@ -646,6 +720,10 @@ start_scan(IndexScanDesc scan)
 		so->query = q;
 		so->sq.negative = negative;
 		so->state = SPM_SCAN_ROUNDS;
+		so->qnorm = 0.0;
+		for (int i = 0; i < q->nnz; i++)
+			so->qnorm = spv_norm_add(so->qnorm, qv[i]);
+		so->qnorm = sqrt(so->qnorm);
 	}
 	so->sq.query = so->query;
 	so->sq.algorithm = spm_algorithm;
@@ -664,7 +742,9 @@ start_scan(IndexScanDesc scan)
 	if (so->query != NULL && so->k > so->kmax)
 		so->state = SPM_SCAN_SORTED;
 	so->after.active = false;
-	so->recheck = false;
+	so->recheck = so->kind == SPM_KIND_COSINE;
+	so->zero_decided = false;
+	so->zero_is_one = false;
 	so->pos = 0;
 	so->batch = 256;
 }
@@ -689,8 +769,9 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 
 			scan->xs_heaptid = h->tid;
 			scan->xs_recheck = false;
-			scan->xs_orderbyvals[0] = Float8GetDatum(-h->score);
 			scan->xs_orderbynulls[0] = isnan(h->score) || so->query == NULL;
+			scan->xs_orderbyvals[0] = scan->xs_orderbynulls[0] ? Float8GetDatum(0) :
+				Float8GetDatum(row_distance(so, h->score));
 			scan->xs_recheckorderby = so->recheck && !scan->xs_orderbynulls[0];
 			so->counters.rows_returned++;
 			return true;

@@ -3,17 +3,24 @@
  * spmvalidate.c
  *	  amvalidate for sparse_maxscore.
  *
- * The index computes the inner product itself (it never calls the
- * opclass's function), so an operator class is only correct if its one
- * operator is an ORDER BY operator whose function is support function 1,
- * and support function 1 is our negative inner product.  Anything else
- * would make the index disagree with the operator, silently.
+ * The index computes its scores itself (it never calls the opclass's
+ * function), so an operator class is only correct if its one operator is
+ * an ORDER BY operator whose function is support function 1, and support
+ * function 1 is one of the distances the index knows how to bound: our
+ * negative inner product (sparsevec_ip_ops) or our cosine distance
+ * (sparsevec_cosine_ops).  Anything else would make the index disagree
+ * with the operator, silently.
+ *
+ * spm_index_kind() tells the rest of the index which distance an index
+ * serves, from its support function 1: the operator class of an index
+ * never changes, and amvalidate ties its operator to that function.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/amvalidate.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
@@ -25,18 +32,28 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "spm.h"
 
-#define SPM_SCORE_FUNCTION	"spv_sparsevec_negative_inner_product"
+/* the C functions behind the distances an index can serve, by SpmKind */
+static const char *const spm_kind_functions[] = {
+	[SPM_KIND_IP] = "spv_sparsevec_negative_inner_product",
+	[SPM_KIND_COSINE] = "spv_cosine_distance",
+};
 
-/* is funcid our C function computing the negative inner product? */
-static bool
-is_score_function(Oid funcid)
+/*
+ * The SpmKind of funcid, our C function computing a distance an index can
+ * serve, or -1.  (A C function of another library with the same symbol
+ * name would need the same probin too; the opclasses' functions are
+ * MODULE_PATHNAME's, and amvalidate runs on ours.)
+ */
+static int
+score_function_kind(Oid funcid)
 {
 	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	bool		ok = false;
+	int			kind = -1;
 
 	if (HeapTupleIsValid(tup))
 	{
@@ -47,11 +64,31 @@ is_score_function(Oid funcid)
 		if (proc->prolang == ClanguageId)
 		{
 			src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-			ok = !isnull && strcmp(TextDatumGetCString(src), SPM_SCORE_FUNCTION) == 0;
+			for (int k = 0; !isnull && k < (int) lengthof(spm_kind_functions); k++)
+			{
+				if (strcmp(TextDatumGetCString(src), spm_kind_functions[k]) == 0)
+					kind = k;
+			}
 		}
 		ReleaseSysCache(tup);
 	}
-	return ok;
+	return kind;
+}
+
+/*
+ * Which distance index serves: its operator class's support function 1.
+ */
+SpmKind
+spm_index_kind(Relation index)
+{
+	int			kind = score_function_kind(index_getprocid(index, 1, 1));
+
+	if (kind < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("sparse_maxscore index \"%s\" has an operator class whose support function 1 is not a distance the index can serve",
+						RelationGetRelationName(index))));
+	return (SpmKind) kind;
 }
 
 bool
@@ -108,7 +145,7 @@ spmvalidate(Oid opclassoid)
 			procform->amprocrighttype != opcintype ||
 			!check_amproc_signature(procform->amproc, FLOAT8OID, true, 2, 2,
 									opcintype, opcintype) ||
-			!is_score_function(procform->amproc))
+			score_function_kind(procform->amproc) < 0)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -116,7 +153,7 @@ spmvalidate(Oid opclassoid)
 							opfamilyname, "sparse_maxscore",
 							format_procedure(procform->amproc),
 							procform->amprocnum),
-					 errdetail("Support function 1 must be sparsevec_negative_inner_product(sparsevec, sparsevec).")));
+					 errdetail("Support function 1 must be sparsevec_negative_inner_product(sparsevec, sparsevec) or cosine_distance(sparsevec, sparsevec).")));
 			result = false;
 			continue;
 		}

@@ -10,10 +10,17 @@
 // answer against a brute force computed here: the same rows, the same
 // distances bit for bit.
 //
-// Connects with the libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE).
-// test/run's `examples` suite runs it against a throwaway cluster.
+// Connects with the libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE);
+// needs a database where sparsevec is installed or where it may CREATE
+// EXTENSION sparsevec (then into a schema spv of its own, which works next
+// to pgvector, whose extension also has a type named sparsevec).  It never
+// touches anything it did not create: its table lives in a schema of its
+// own, with a name no one else uses, dropped at the end.  test/run's
+// `examples` suite runs it against a throwaway cluster with pgvector
+// installed in the same database.
 
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const { pipeline } = require('node:stream/promises');
 const { Readable } = require('node:stream');
 const pg = require('pg');
@@ -92,7 +99,39 @@ function copyBinaryStream(batch) {
   return Buffer.concat(parts);
 }
 
+// the schema sparsevec is installed in; if it is not, install it into a
+// schema spv of its own (next to pgvector, public has its sparsevec)
+async function extensionSchema(client) {
+  const res = await client.query("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n " +
+    "ON n.oid = e.extnamespace WHERE e.extname = 'sparsevec'");
+  if (res.rows.length > 0) return res.rows[0].nspname;
+  await client.query('CREATE SCHEMA IF NOT EXISTS spv');
+  await client.query('CREATE EXTENSION sparsevec SCHEMA spv');
+  return 'spv';
+}
+
+// our table first, then our type and operators; nothing of public
+async function useSchemas(client, work, ext) {
+  await client.query(`SET search_path = ${pg.escapeIdentifier(work)}, ${pg.escapeIdentifier(ext)}`);
+}
+
 async function main() {
+  // a schema of our own, under a name no one has: never a user's table
+  const admin = new pg.Client();
+  await admin.connect();
+  const ext = await extensionSchema(admin);
+  const work = `sparsevec_example_${crypto.randomBytes(5).toString('hex')}`;
+  await admin.query(`CREATE SCHEMA ${pg.escapeIdentifier(work)}`);
+  try {
+    await run(ext, work);
+  } finally {
+    await admin.query(`DROP SCHEMA ${pg.escapeIdentifier(work)} CASCADE`);
+    await admin.end();
+  }
+  console.log('node example: all checks passed');
+}
+
+async function run(ext, work) {
   const docs = new Map(); // id (string) -> SparseVector
   const queries = Array.from({ length: 8 }, () => randomVector(randInt(5, 40)));
   const sql = 'SELECT id, embedding <#> $1::sparsevec AS d FROM items ' +
@@ -102,8 +141,7 @@ async function main() {
   const plain = new pg.Client();
   await plain.connect();
   try {
-    await plain.query('CREATE EXTENSION IF NOT EXISTS sparsevec');
-    await plain.query('DROP TABLE IF EXISTS items');
+    await useSchemas(plain, work, ext);
     await plain.query(`CREATE TABLE items (id bigint PRIMARY KEY, embedding sparsevec(${DIMS}))`);
     await plain.query('CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)');
 
@@ -153,9 +191,14 @@ async function main() {
   const client = new pg.Client();
   await client.connect();
   try {
-    // pgvector's own registration needs pgvector's `vector` type
-    await assert.rejects(require('pgvector/pg').registerTypes(client), /vector type not found/);
-    await registerSparsevec(client);
+    await useSchemas(client, work, ext);
+    // pgvector's own registration needs pgvector's `vector` type, which
+    // only a database with pgvector has (its parsers go by pgvector's oids)
+    const hasPgvector = await client.query("SELECT FROM pg_extension WHERE extname = 'vector'");
+    if (hasPgvector.rows.length === 0) {
+      await assert.rejects(require('pgvector/pg').registerTypes(client), /vector type not found/);
+    }
+    await registerSparsevec(client, `${pg.escapeIdentifier(ext)}.sparsevec`);
     await client.query('SET enable_seqscan = off');
     // 5. SparseVector parameters (toPostgres sends the text format)
     for (let id = 1001; id <= 1200; id++) {
@@ -194,11 +237,9 @@ async function main() {
     assert.ok(sameVector(edge.rows[0].s, new SparseVector([0, 0.5, 0, 0, 0, 0, 0])), 'from a dense array');
     assert.ok(sameVector(parseSparsevec(' { } / 3'), new SparseVector({}, 3)), 'the empty vector, spaced');
     console.log('ok - the empty vector, NULL, a dense SparseVector');
-    await client.query('DROP TABLE items');
   } finally {
     await client.end();
   }
-  console.log('node example: all checks passed');
 }
 
 main().catch((err) => {

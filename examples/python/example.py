@@ -8,14 +8,21 @@ sparsevec_adapter.py, and checks every answer against a brute force
 computed here: the same rows, the same distances bit for bit.
 
 Connects with the usual libpq variables (PGHOST, PGPORT, PGUSER,
-PGDATABASE); needs a database where it may CREATE EXTENSION sparsevec.
-test/run's `examples` suite runs it against a throwaway cluster.
+PGDATABASE); needs a database where sparsevec is installed or where it may
+CREATE EXTENSION sparsevec (then into a schema spv of its own, which works
+next to pgvector, whose extension also has a type named sparsevec).  It
+never touches anything it did not create: its table lives in a schema of
+its own, with a name no one else uses, dropped at the end.  test/run's
+`examples` suite runs it against a throwaway cluster with pgvector
+installed in the same database.
 """
 import random
+import secrets
 import struct
 import sys
 
 import psycopg
+import psycopg.sql
 from psycopg.types.json import Jsonb
 
 from sparsevec_adapter import SparseVector, register_sparsevec, round_f4
@@ -109,15 +116,47 @@ def check_api():
     print("ok - SparseVector: pgvector-python's constructor forms and methods")
 
 
+def extension_schema(conn):
+    """The schema sparsevec is installed in; if it is not, install it into
+    a schema spv of its own (next to pgvector, public has its sparsevec)."""
+    row = conn.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                       "ON n.oid = e.extnamespace WHERE e.extname = 'sparsevec'").fetchone()
+    if row:
+        return row[0]
+    conn.execute("CREATE SCHEMA IF NOT EXISTS spv")
+    conn.execute("CREATE EXTENSION sparsevec SCHEMA spv")
+    return "spv"
+
+
+def use_schemas(conn, work, ext):
+    """Our table first, then our type and operators; nothing of public."""
+    conn.execute("SELECT set_config('search_path', %s, false)",
+                 ["%s, %s" % (psycopg.sql.Identifier(work).as_string(conn),
+                              psycopg.sql.Identifier(ext).as_string(conn))])
+
+
 def main():
     check_api()
+    with psycopg.connect(autocommit=True) as conn:
+        ext = extension_schema(conn)
+        # a schema of our own, under a name no one has: never a user's table
+        work = "sparsevec_example_%s" % secrets.token_hex(5)
+        conn.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(work)))
+    try:
+        run(ext, work)
+    finally:
+        with psycopg.connect(autocommit=True) as conn:
+            conn.execute(psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(work)))
+    print("python example: all checks passed")
+
+
+def run(ext, work):
     docs = {}
     queries = [random_vector(rng.randint(5, 40)) for _ in range(8)]
 
     # ---------------------------------------------------- without an adapter
     with psycopg.connect(autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS sparsevec")
-        conn.execute("DROP TABLE IF EXISTS items")
+        use_schemas(conn, work, ext)
         conn.execute("CREATE TABLE items (id bigint PRIMARY KEY, embedding sparsevec(%d))" % DIMS)
         conn.execute("CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)")
 
@@ -161,7 +200,8 @@ def main():
 
     # ------------------------------------------------------- with the adapter
     with psycopg.connect(autocommit=True) as conn:
-        register_sparsevec(conn)
+        use_schemas(conn, work, ext)
+        register_sparsevec(conn, "%s.sparsevec" % psycopg.sql.Identifier(ext).as_string(conn))
         conn.execute("SET enable_seqscan = off")
 
         # 5. SparseVector parameters, in binary (%b) and in text (%t)
@@ -208,8 +248,6 @@ def main():
         rows = conn.execute("SELECT id, embedding <#> %(q)s FROM items ORDER BY embedding <#> %(q)s",
                             {"q": SparseVector(queries[1], DIMS)}).fetchall()
         check_topk("adapter, no LIMIT", rows, docs, queries[1], len(docs))
-        conn.execute("DROP TABLE items")
-    print("python example: all checks passed")
 
 
 if __name__ == "__main__":

@@ -93,6 +93,20 @@ typedef struct SpmScanOpaqueData
 	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
 								 * of score 0 shares no term with the query:
 								 * its <=> is exactly 1 (or NaN) */
+	/*
+	 * A flush or a merge between two rounds can raise the bound of a row
+	 * this scan has not returned yet above the cursor (quantized weights
+	 * only go up: README "Structure changes during a scan").  The rounds
+	 * remember what they returned, and restart from the top without it
+	 * once the structure changed.
+	 */
+	uint32		seen_segment_id;	/* meta's next_segment_id at the last
+									 * round or pass, 0 before the first */
+	uint64	   *returned;		/* docids the rounds returned (queryCtx) */
+	int			nreturned;
+	int			returned_cap;
+	bool		returned_sorted;
+	bool		filter;			/* skip returned docids (after a change) */
 	uint64		pos;			/* docid-order phases: next docid */
 	int			batch;			/* docid-order phases: batch size */
 
@@ -149,6 +163,84 @@ row_distance(SpmScanOpaque so, double s)
 	else if (y < -1.0)
 		y = -1.0;
 	return 1.0 - y;
+}
+
+/* ----------------------------------------------------------------
+ * Structure changes during a scan
+ * ----------------------------------------------------------------
+ */
+static int
+cmp_docid(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* whether the rounds returned docid already (so->filter only) */
+static bool
+was_returned(SpmScanOpaque so, uint64 docid)
+{
+	if (!so->returned_sorted)
+	{
+		qsort(so->returned, so->nreturned, sizeof(uint64), cmp_docid);
+		so->returned_sorted = true;
+	}
+	return bsearch(&docid, so->returned, so->nreturned, sizeof(uint64),
+				   cmp_docid) != NULL;
+}
+
+static void
+remember_returned(SpmScanOpaque so, const SpmHit *hits, int n)
+{
+	if (so->nreturned + n > so->returned_cap)
+	{
+		int			cap = Max(so->nreturned + n, 2 * so->returned_cap);
+
+		so->returned = so->returned ?
+			repalloc_huge(so->returned, (Size) cap * sizeof(uint64)) :
+			MemoryContextAllocHuge(so->queryCtx, (Size) cap * sizeof(uint64));
+		so->returned_cap = cap;
+	}
+	for (int i = 0; i < n; i++)
+		so->returned[so->nreturned++] = hits[i].docid;
+	if (n > 0)
+		so->returned_sorted = false;
+}
+
+/*
+ * Did a flush or a merge change the structure since the last round or
+ * pass?  Remembers the version seen.
+ */
+static bool
+structure_changed(SpmScanOpaque so, const SpmMetaPageData *meta)
+{
+	bool		changed = so->seen_segment_id != 0 &&
+		so->seen_segment_id != meta->next_segment_id;
+
+	so->seen_segment_id = meta->next_segment_id;
+	return changed;
+}
+
+/*
+ * The docid-order and negative phases cannot tell which rows they have
+ * returned once bounds have moved: where bounds can move (quantized
+ * segments), a change there is an error the query can retry, never a
+ * wrong answer.
+ */
+static void
+refuse_change(IndexScanDesc scan, const SpmMetaPageData *meta)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+
+	if (structure_changed(so, meta) && so->recheck)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("sparse_maxscore index \"%s\" was flushed or merged during this scan",
+						RelationGetRelationName(scan->indexRelation)),
+				 errdetail("The scan had passed its rows of positive score, and a change of the index's structure can move the bounds of rows it has not returned yet."),
+				 errhint("Run the query again.")));
 }
 
 /* ----------------------------------------------------------------
@@ -262,6 +354,19 @@ run_round(IndexScanDesc scan)
 	if (so->recheck && so->counters.rounds == 0 && so->limit_hint > 0)
 		so->k = Min(so->kmax, so->k + Max(so->k / 2, SPM_RECHECK_EXTRA));
 	k = so->k;
+
+	/*
+	 * After a flush or a merge, rows not returned yet may have bounds above
+	 * the cursor: start again from the top, with room for the rows
+	 * returned so far, and leave those out from now on.
+	 */
+	if (structure_changed(so, &meta) && so->nreturned > 0)
+	{
+		so->after.active = false;
+		so->filter = true;
+	}
+	if (so->filter && !so->after.active)
+		k += so->nreturned;
 	so->counters.rounds++;
 	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
 
@@ -274,17 +379,29 @@ run_round(IndexScanDesc scan)
 						 meta.pending_docid_lo, &so->sq, &so->after, &topk);
 
 	spm_topk_sort(&topk);
-	resolve_tids(scan, &meta, segs, topk.heap, topk.n);
-	so->hits = topk.heap;
-	so->nhits = topk.n;
-	end_round(scan, old);
-
 	if (topk.n > 0)
 	{
 		so->after.active = true;
 		so->after.score = topk.heap[topk.n - 1].score;
 		so->after.docid = topk.heap[topk.n - 1].docid;
 	}
+	so->hits = topk.heap;
+	so->nhits = topk.n;
+	if (so->filter)
+	{
+		int			n = 0;
+
+		for (int i = 0; i < topk.n; i++)
+		{
+			if (!was_returned(so, topk.heap[i].docid))
+				so->hits[n++] = topk.heap[i];
+		}
+		so->nhits = n;
+	}
+	resolve_tids(scan, &meta, segs, so->hits, so->nhits);
+	remember_returned(so, so->hits, so->nhits);
+	end_round(scan, old);
+
 	if (topk.n < k)
 		so->state = SPM_SCAN_ZERO;	/* no positive row is left */
 	else if (k > so->kmax / 2)
@@ -324,7 +441,8 @@ pending_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 
 	if (ps->phase == SPM_PHASE_POSITIVE ? score > 0 : score < 0)
 	{
-		if (spm_is_after(&ps->so->after, score, docid))
+		if (spm_is_after(&ps->so->after, score, docid) &&
+			!(ps->so->filter && was_returned(ps->so, docid)))
 			sort_put(ps->so, score, docid, tid);
 	}
 }
@@ -333,7 +451,10 @@ pending_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 static void
 segment_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 {
-	sort_put((SpmScanOpaque) arg, score, docid, tid);
+	SpmScanOpaque so = (SpmScanOpaque) arg;
+
+	if (!(so->filter && was_returned(so, docid)))
+		sort_put(so, score, docid, tid);
 }
 
 /*
@@ -357,6 +478,14 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 	old = begin_round(scan, &meta);
 	segs = get_segments(scan, &meta);
 	so->counters.rounds++;
+	if (phase == SPM_PHASE_NEGATIVE)
+		refuse_change(scan, &meta);
+	else if (structure_changed(so, &meta) && so->nreturned > 0)
+	{
+		/* as in run_round: from the top, without the rows returned */
+		so->after.active = false;
+		so->filter = true;
+	}
 
 	MemoryContextSwitchTo(so->queryCtx);
 	if (so->sortdesc == NULL)
@@ -470,6 +599,8 @@ stream_batch(IndexScanDesc scan)
 	bool		done = true;
 
 	so->counters.rounds++;
+	if (so->state == SPM_SCAN_ZERO)
+		refuse_change(scan, &meta);
 
 	/*
 	 * COSINE: when neither the query nor any indexed weight is negative,
@@ -742,6 +873,11 @@ start_scan(IndexScanDesc scan)
 	if (so->query != NULL && so->k > so->kmax)
 		so->state = SPM_SCAN_SORTED;
 	so->after.active = false;
+	so->seen_segment_id = 0;
+	so->returned = NULL;		/* in queryCtx, reset with the query */
+	so->nreturned = so->returned_cap = 0;
+	so->returned_sorted = true;
+	so->filter = false;
 	so->recheck = so->kind == SPM_KIND_COSINE;
 	so->zero_decided = false;
 	so->zero_is_one = false;

@@ -174,8 +174,11 @@ walk_pending(Relation rel, const SpmMetaPageData *meta)
 			q->indices[i] = i * (meta->dims / q->nnz);
 			qv[i] = 1.0f + i;
 		}
-		spm_pending_scan(rel, meta, q, meta->pending_docid_lo, score_cb,
-						 &scored);
+		/* as an inner-product index scores, and as a cosine one does */
+		spm_pending_scan(rel, meta, q, SPM_KIND_IP, meta->pending_docid_lo,
+						 score_cb, &scored);
+		spm_pending_scan(rel, meta, q, SPM_KIND_COSINE, meta->pending_docid_lo,
+						 score_cb, &scored);
 	}
 }
 

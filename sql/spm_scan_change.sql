@@ -35,17 +35,23 @@ BEGIN
 	CLOSE c;
 END $$;
 
+-- what the cursor read against the seq scan: every row once, in order
+CREATE FUNCTION check_got(OUT rows bigint, OUT distinct_rows bigint,
+	OUT out_of_order bigint, OUT not_returned bigint)
+LANGUAGE sql AS $$
+	SELECT (SELECT count(*) FROM got), (SELECT count(DISTINCT id) FROM got),
+		(WITH s AS (
+			SELECT row_number() OVER (ORDER BY v <#> '{1:1}/10', id) AS n,
+				v <#> '{1:1}/10' AS d
+			FROM sc)
+		 SELECT count(*) FROM got g JOIN s USING (n) WHERE g.d IS DISTINCT FROM s.d),
+		(SELECT count(*) FROM sc WHERE id NOT IN (SELECT id FROM got))
+$$;
+
 -- every row is pending; the cursor reads 10 rows, they all move into a
 -- segment (exact scores become bounds), and the cursor reads on
 SELECT scan_with_changes(10, 0);
-SELECT count(*) AS rows, count(DISTINCT id) AS distinct_rows FROM got;
-WITH s AS (
-	SELECT row_number() OVER (ORDER BY v <#> '{1:1}/10', id) AS n,
-		v <#> '{1:1}/10' AS d
-	FROM sc)
-SELECT count(*) AS out_of_order FROM got g JOIN s USING (n)
-WHERE g.d IS DISTINCT FROM s.d;
-SELECT count(*) AS not_returned FROM sc WHERE id NOT IN (SELECT id FROM got);
+SELECT * FROM check_got();
 
 -- two segments and pending rows: a flush after 10 rows, then a merge of
 -- the three segments (quantized blocks re-encoded on coarser lattices)
@@ -56,14 +62,7 @@ SELECT sparse_maxscore_flush('sc_v') > 0 AS flushed;
 INSERT INTO sc SELECT i, to_sparsevec('{1}', ARRAY[(1 + random())::real], 10)
 FROM generate_series(4501, 6000) i;
 SELECT scan_with_changes(10, 200);
-SELECT count(*) AS rows, count(DISTINCT id) AS distinct_rows FROM got;
-WITH s AS (
-	SELECT row_number() OVER (ORDER BY v <#> '{1:1}/10', id) AS n,
-		v <#> '{1:1}/10' AS d
-	FROM sc)
-SELECT count(*) AS out_of_order FROM got g JOIN s USING (n)
-WHERE g.d IS DISTINCT FROM s.d;
-SELECT count(*) AS not_returned FROM sc WHERE id NOT IN (SELECT id FROM got);
+SELECT * FROM check_got();
 
 -- the docid-order phase (rows of score 0) cannot tell what it returned
 -- once bounds moved: a flush there is an error to retry, not a wrong answer
@@ -101,5 +100,6 @@ BEGIN
 END $$;
 
 DROP FUNCTION scan_with_changes(int, int);
+DROP FUNCTION check_got();
 DROP TABLE sc, sz;
 RESET sparse_maxscore.initial_k;

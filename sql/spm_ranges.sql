@@ -338,6 +338,75 @@ SELECT documents, null_documents FROM sparse_maxscore_info('spm_roe_idx');
 SELECT spm_check('SELECT id, v <#> ''{1:1}/300''::sparsevec AS d FROM spm_roe ORDER BY v <#> ''{1:1}/300''::sparsevec') AS empty_and_null;
 DROP TABLE spm_roe;
 
+-- ranges = auto, the default (src/README "Ranges": "Which segments"): a
+-- build or a flush keeps range data when its range maxima are much tighter
+-- than its terms' bounds.  spm_r's weights are spread evenly (0.01 .. 2):
+-- every range of 32 documents holds about its terms' largest weights, so
+-- no range data; spm_rs has terms drawn as spm_r's with spiky weights (one in 50
+-- from 1 .. 2, the others below 0.1), so the ranges' maxima are mostly
+-- far below their terms' bounds, and it keeps them.  The index's size
+-- says which: the same as with ranges = off, or as with ranges = on.
+CREATE INDEX spm_r_auto ON spm_r USING sparse_maxscore (v) WITH (ranges = auto);
+CREATE INDEX spm_r_off ON spm_r USING sparse_maxscore (v) WITH (ranges = off);
+SELECT pg_relation_size('spm_r_auto') = pg_relation_size('spm_r_off') AS even_weights_no_ranges,
+	pg_relation_size('spm_r_auto') < pg_relation_size('spm_r_idx') AS smaller_than_on;
+SELECT setseed(0.5);
+CREATE TABLE spm_rs (id int NOT NULL, v sparsevec(300)) WITH (autovacuum_enabled = off);
+CREATE FUNCTION spm_spiky_sv(i int) RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
+	SELECT to_sparsevec(array_agg(t ORDER BY t),
+		array_agg(CASE WHEN random() < 0.02 THEN 1 + random() ELSE 0.01 + 0.09 * random() END::real ORDER BY t), 300)
+	FROM (SELECT DISTINCT CASE WHEN k <= 8 THEN ((i / 64) % 12) * 20 + 1 + floor(20 * random())::int
+			ELSE 241 + floor(59 * random() ^ 2)::int END AS t
+		FROM generate_series(1, 11) k) e
+$$;
+INSERT INTO spm_rs SELECT i,
+	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300' ELSE spm_spiky_sv(i) END
+FROM generate_series(1, 4000) i;
+CREATE INDEX spm_rs_default ON spm_rs USING sparse_maxscore (v);
+CREATE INDEX spm_rs_on ON spm_rs USING sparse_maxscore (v) WITH (ranges = on);
+CREATE INDEX spm_rs_off ON spm_rs USING sparse_maxscore (v) WITH (ranges = off);
+SELECT pg_relation_size('spm_rs_default') = pg_relation_size('spm_rs_on') AS spiky_weights_ranges,
+	pg_relation_size('spm_rs_default') > pg_relation_size('spm_rs_off') AS larger_than_off;
+-- which kernel scores under algorithm ranges tells too, and every answer
+-- is the seq scan's
+DROP INDEX spm_rs_on, spm_rs_off;
+SET sparse_maxscore.algorithm = ranges;
+SELECT count(*) FROM (SELECT id FROM spm_rs ORDER BY v <#> (SELECT q FROM spm_rq WHERE qid = 1) LIMIT 10) s;
+SELECT segments_ranges > 0 AS spiky_by_ranges FROM sparse_maxscore_last_scan();
+SELECT spm_ranges_check('', 'spm_rs') AS spiky_ranges;
+RESET sparse_maxscore.algorithm;
+SELECT spm_ranges_check('', 'spm_rs') AS spiky_auto;
+-- a flush decides for its own segment: 4,000 spiky rows through the
+-- pending list get range data, 4,000 even ones do not (a segment needs
+-- 1,024 postings of sampled terms, about 16,000 in all, to be judged)
+ALTER INDEX spm_rs_default SET (pending_list_limit = 1000000);
+INSERT INTO spm_rs SELECT i + 10000, spm_spiky_sv(i) FROM generate_series(1, 4000) i;
+SELECT sparse_maxscore_flush('spm_rs_default');
+SET sparse_maxscore.algorithm = ranges;
+SELECT count(*) FROM (SELECT id FROM spm_rs ORDER BY v <#> (SELECT q FROM spm_rq WHERE qid = 1) LIMIT 10) s;
+SELECT segments_ranges AS both_by_ranges, segments_maxscore FROM sparse_maxscore_last_scan();
+INSERT INTO spm_rs SELECT id + 20000, v FROM spm_r;
+SELECT sparse_maxscore_flush('spm_rs_default');
+SELECT segments, pending_documents FROM sparse_maxscore_info('spm_rs_default');
+SELECT count(*) FROM (SELECT id FROM spm_rs ORDER BY v <#> (SELECT q FROM spm_rq WHERE qid = 1) LIMIT 10) s;
+SELECT segments_ranges AS by_ranges, segments_maxscore AS flushed_even_by_maxscore FROM sparse_maxscore_last_scan();
+-- a merge of a segment with range data and one without has none
+SELECT sparse_maxscore_compact('spm_rs_default');
+SELECT segments FROM sparse_maxscore_info('spm_rs_default');
+SELECT count(*) FROM (SELECT id FROM spm_rs ORDER BY v <#> (SELECT q FROM spm_rq WHERE qid = 1) LIMIT 10) s;
+SELECT segments_ranges AS merged_by_ranges, segments_maxscore FROM sparse_maxscore_last_scan();
+RESET sparse_maxscore.algorithm;
+SELECT spm_ranges_check('', 'spm_rs') AS after_flush_and_merge;
+-- the reloption's words: auto, on, off and a boolean's
+ALTER INDEX spm_rs_default SET (ranges = true);
+ALTER INDEX spm_rs_default SET (ranges = OFF);
+SELECT reloptions FROM pg_class WHERE relname = 'spm_rs_default';
+ALTER INDEX spm_rs_default SET (ranges = maybe);
+CREATE INDEX ON spm_rs USING sparse_maxscore (v) WITH (ranges = 2);
+DROP TABLE spm_rs;
+DROP FUNCTION spm_spiky_sv(int);
+DROP INDEX spm_r_auto, spm_r_off;
+
 DROP FUNCTION spm_ranges_check(text, text, text);
 DROP TABLE spm_rq;
 DROP TABLE spm_r;

@@ -44,14 +44,23 @@ typedef struct SpmOptions
 	bool		fastupdate;		/* use the pending list */
 	int			pendingListLimit;	/* kB, -1 = use the GUC */
 	int			compactSegments;	/* compact when more segments than this */
-	bool		ranges;			/* new segments get range data (README
-								 * "Ranges") */
+	int			ranges;			/* SpmRangesOption: which new segments
+								 * get range data (README "Ranges") */
 	bool		reorder;		/* CREATE INDEX reorders docids (README
 								 * "Reordering") */
 	bool		quantize;		/* new segments without range data get
 								 * 1-byte weights (README "Quantized
 								 * weights") */
 } SpmOptions;
+
+/* the values of the reloption ranges */
+typedef enum SpmRangesOption
+{
+	SPM_RANGES_AUTO,			/* where the segment's bounds say it pays
+								 * (README "Ranges": "Which segments") */
+	SPM_RANGES_ON,
+	SPM_RANGES_OFF
+} SpmRangesOption;
 
 extern int	spm_initial_k;
 extern int	spm_algorithm;	/* SpmAlgorithm (spmpolicy.h) */

@@ -33,6 +33,19 @@ static const struct config_enum_entry algorithm_options[] = {
 	{NULL, 0, false}
 };
 
+static relopt_enum_elt_def ranges_options[] = {
+	{"auto", SPM_RANGES_AUTO},
+	{"on", SPM_RANGES_ON},
+	{"off", SPM_RANGES_OFF},
+	{"true", SPM_RANGES_ON},
+	{"false", SPM_RANGES_OFF},
+	{"yes", SPM_RANGES_ON},
+	{"no", SPM_RANGES_OFF},
+	{"1", SPM_RANGES_ON},
+	{"0", SPM_RANGES_OFF},
+	{(const char *) NULL}
+};
+
 /*
  * Register GUCs and reloptions.  Called from _PG_init, i.e. when the
  * library is first loaded (at the latest by the first call of the
@@ -64,9 +77,16 @@ spm_init(void)
 	add_int_reloption(spm_relopt_kind, "pending_list_limit",
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
 					  -1, PG_INT32_MIN, MAX_KILOBYTES, ShareUpdateExclusiveLock);
-	add_bool_reloption(spm_relopt_kind, "ranges",
-					   "Writes range maxima and a forward copy into new segments of the sparse_maxscore index (range pruning)",
-					   false, ShareUpdateExclusiveLock);
+	/*
+	 * ranges was a boolean until 0.4.0: the words a boolean took stay
+	 * valid, so that an index created with ranges = true dumps and
+	 * restores (doc/versions.md).
+	 */
+	add_enum_reloption(spm_relopt_kind, "ranges",
+					   "Which new segments of the sparse_maxscore index get range maxima and a forward copy (range pruning): auto, on or off",
+					   ranges_options, SPM_RANGES_AUTO,
+					   "Valid values are \"auto\", \"on\" and \"off\".",
+					   ShareUpdateExclusiveLock);
 	add_bool_reloption(spm_relopt_kind, "reorder",
 					   "CREATE INDEX and REINDEX give documents that share terms nearby docids (recursive graph bisection)",
 					   false, ShareUpdateExclusiveLock);
@@ -111,7 +131,7 @@ spmoptions(Datum reloptions, bool validate)
 		{"fastupdate", RELOPT_TYPE_BOOL, offsetof(SpmOptions, fastupdate)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(SpmOptions, pendingListLimit)},
 		{"compact_segments", RELOPT_TYPE_INT, offsetof(SpmOptions, compactSegments)},
-		{"ranges", RELOPT_TYPE_BOOL, offsetof(SpmOptions, ranges)},
+		{"ranges", RELOPT_TYPE_ENUM, offsetof(SpmOptions, ranges)},
 		{"reorder", RELOPT_TYPE_BOOL, offsetof(SpmOptions, reorder)},
 		{"quantize", RELOPT_TYPE_BOOL, offsetof(SpmOptions, quantize)},
 	};
@@ -136,7 +156,7 @@ spmoptions(Datum reloptions, bool validate)
 SpmOptions *
 spm_get_options(Relation index)
 {
-	static SpmOptions defaults = {0, true, -1, 8, false, false, true};
+	static SpmOptions defaults = {0, true, -1, 8, SPM_RANGES_AUTO, false, true};
 
 	if (index->rd_options)
 		return (SpmOptions *) index->rd_options;

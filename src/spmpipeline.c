@@ -244,9 +244,16 @@ spm_segment_write(Relation index, const SpmWriteTarget *target,
 								target->any_xid);
 	else if (target->any_xid)
 		spm_writer_extend_only(sink.writer);
-	sink.ranges = opts->ranges && src->ranges_ok;
+	/*
+	 * ranges = auto: a source whose documents the sink sorts (the heap,
+	 * the pending list) lets the writer measure them and decide; a merge
+	 * keeps range data when every input has it, as under on
+	 */
+	sink.ranges = opts->ranges != SPM_RANGES_OFF && src->ranges_ok;
 	if (!sink.ranges)
 		spm_writer_no_ranges(sink.writer);
+	else if (opts->ranges == SPM_RANGES_AUTO && src->postings == NULL)
+		spm_writer_ranges_auto(sink.writer);
 	if (!opts->quantize)
 		spm_writer_exact(sink.writer);
 	spm_sink_set_dims(&sink, target->dims);

@@ -28,7 +28,9 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "storage/buffile.h"
 #include "storage/bufpage.h"
+#include "utils/hsearch.h"
 #include "utils/rel.h"
 
 #include "spm.h"
@@ -142,6 +144,16 @@ struct SpmWriter
 	uint32		t_nr;
 	uint32		t_cap;
 	uint8	   *levels;			/* scratch: nranges bytes */
+
+	/*
+	 * ranges = auto (spm_writer_ranges_auto): the forward copy waits in a
+	 * temporary file, and sampled terms' range maxima are measured, until
+	 * the first term decides whether the segment keeps range data
+	 * (README "Ranges": "Which segments")
+	 */
+	BufFile    *spool;
+	HTAB	   *rs_terms;		/* SpmRangeSample by term */
+	bool		rs_negative;	/* a negative weight: no range pruning */
 
 	/* totals */
 	uint32		nterms;
@@ -278,6 +290,12 @@ bytes_put(SpmWriter *w, SpmByteStream *b, const void *data, Size len)
 {
 	const char *p = data;
 
+	if (b == &w->fwd && w->spool)
+	{
+		BufFileWrite(w->spool, unconstify(void *, data), len);
+		b->bytes += len;
+		return;
+	}
 	while (len > 0)
 	{
 		Size		n;
@@ -302,6 +320,152 @@ bytes_pad(SpmWriter *w, SpmByteStream *b, int align)
 
 	if (b->bytes % align != 0)
 		bytes_put(w, b, zeros, align - b->bytes % align);
+}
+
+/* ------------------------------------------------- ranges = auto: measure */
+
+/*
+ * Under ranges = auto a segment keeps range data when its range maxima are
+ * much tighter than its terms' bounds: over the postings of sampled terms,
+ * the mean of (the largest weight of the posting's term in the posting's
+ * range) / (the term's largest weight) is at most SPM_RANGES_TIGHT.  Range
+ * pruning skips a range when the sum of its maxima stays below the k-th
+ * score; where the maxima are about the term's bound, as on real text
+ * (0.66 on the BM25 paragraphs of the real-text tier; 0.31 on the bench's
+ * flat and topical corpora), the range data buys nothing the block maxima
+ * do not, and costs ~3x the postings (doc/decisions.md "Ranges where they
+ * pay (issue 37)").  A term is sampled when a hash of it falls in
+ * 1/SPM_RANGES_SAMPLE of the range; fewer than SPM_RANGES_MIN_SAMPLED
+ * sampled postings are too few to judge, and a segment that small gets no
+ * range data.
+ */
+#define SPM_RANGES_TIGHT		0.45
+#define SPM_RANGES_SAMPLE		16
+#define SPM_RANGES_MIN_SAMPLED	1024
+
+typedef struct SpmRangeSample
+{
+	uint32		term;			/* hash key */
+	uint32		range;			/* the range of the last posting */
+	float		rmax;			/* the term's largest |w| in it */
+	uint32		rcnt;			/* and its postings there */
+	float		tmax;			/* the term's largest |w| so far */
+	double		sum;			/* sum over closed ranges of rcnt * rmax */
+	double		n;				/* postings so far */
+} SpmRangeSample;
+
+static inline bool
+range_sampled(uint32 term)
+{
+	return ((term * 2654435761u) >> 16) % SPM_RANGES_SAMPLE == 0;
+}
+
+/* the elements of the current document (local docid ndocs - 1) */
+static void
+range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
+{
+	uint32		r = (w->ndocs - 1) / SPM_RANGE_DOCS;
+
+	for (int i = 0; i < n; i++)
+	{
+		SpmRangeSample *e;
+		bool		found;
+		float		a;
+
+		if (elems[i].w < 0)
+			w->rs_negative = true;
+		if (!range_sampled(elems[i].term))
+			continue;
+		a = fabsf(elems[i].w);
+		e = hash_search(w->rs_terms, &elems[i].term, HASH_ENTER, &found);
+		if (!found)
+		{
+			e->range = r;
+			e->rmax = 0;
+			e->rcnt = 0;
+			e->tmax = 0;
+			e->sum = 0;
+			e->n = 0;
+		}
+		if (e->range != r)
+		{
+			e->sum += (double) e->rcnt * e->rmax;
+			e->range = r;
+			e->rmax = 0;
+			e->rcnt = 0;
+		}
+		e->rmax = Max(e->rmax, a);
+		e->rcnt++;
+		e->tmax = Max(e->tmax, a);
+		e->n++;
+	}
+}
+
+/*
+ * Every document is in: keep the range data (write the spooled forward
+ * copy into the segment's pages) or drop it.
+ */
+static void
+range_decide(SpmWriter *w)
+{
+	HASH_SEQ_STATUS seq;
+	SpmRangeSample *e;
+	double		num = 0;
+	double		den = 0;
+	bool		keep;
+
+	hash_seq_init(&seq, w->rs_terms);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->n < 2 || e->tmax <= 0)
+			continue;
+		num += (e->sum + (double) e->rcnt * e->rmax) / e->tmax;
+		den += e->n;
+	}
+	hash_destroy(w->rs_terms);
+	w->rs_terms = NULL;
+	keep = !w->rs_negative && den >= SPM_RANGES_MIN_SAMPLED &&
+		num <= SPM_RANGES_TIGHT * den;
+	elog(DEBUG1, "sparse_maxscore: segment %u: range maxima %.3f of the term bounds on %.0f sampled postings%s: %s range data",
+		 w->segment_id, den > 0 ? num / den : 0, den,
+		 w->rs_negative ? ", negative weights" : "", keep ? "with" : "no");
+
+	if (keep)
+	{
+		BufFile    *spool = w->spool;
+		uint64		bytes = w->fwd.bytes;
+		char	   *chunk = palloc(BLCKSZ);
+
+		w->spool = NULL;
+		w->fwd.bytes = 0;
+		if (BufFileSeek(spool, 0, 0, SEEK_SET) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not rewind the forward copy's temporary file")));
+		while (w->fwd.bytes < bytes)
+		{
+			Size		n = Min((uint64) BLCKSZ, bytes - w->fwd.bytes);
+
+#if PG_VERSION_NUM >= 160000
+			BufFileReadExact(spool, chunk, n);
+#else
+			if (BufFileRead(spool, chunk, n) != n)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not read the forward copy's temporary file")));
+#endif
+			bytes_put(w, &w->fwd, chunk, n);
+		}
+		pfree(chunk);
+		BufFileClose(spool);
+	}
+	else
+	{
+		BufFileClose(w->spool);
+		w->spool = NULL;
+		w->ranges = false;
+		w->fwd.bytes = 0;
+	}
 }
 
 /* ------------------------------------------------------------ interface */
@@ -379,6 +543,25 @@ spm_writer_no_ranges(SpmWriter *w)
 {
 	Assert(w->ndocs == 0);
 	w->ranges = false;
+}
+
+/*
+ * Range data if the segment's documents say it pays (ranges = auto; see
+ * range_decide).  Call before the first document.
+ */
+void
+spm_writer_ranges_auto(SpmWriter *w)
+{
+	HASHCTL		ctl;
+
+	Assert(w->ndocs == 0 && w->ranges);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(SpmRangeSample);
+	ctl.hcxt = w->cxt;
+	w->rs_terms = hash_create("sparse_maxscore range sample", 1024, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	w->spool = BufFileCreateTemp(false);
 }
 
 /*
@@ -476,6 +659,8 @@ spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n)
 		w->doc_prev = elems[i].term;
 	}
 	w->doc_left -= n;
+	if (w->rs_terms)
+		range_measure(w, elems, n);
 	if (w->fwd16 <= 0)
 	{
 		bytes_put(w, &w->fwd, elems, (Size) n * sizeof(SpmFwdElem));
@@ -542,6 +727,8 @@ spm_writer_term_begin(SpmWriter *w, uint32 term)
 			 term, w->term);
 	if (w->doc_left != 0)
 		elog(ERROR, "sparse_maxscore: a term before the last document is complete");
+	if (w->rs_terms)
+		range_decide(w);
 	w->terms_started = true;
 	w->in_term = true;
 	w->any_term = true;
@@ -853,6 +1040,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 
 	if (w->doc_left != 0)
 		elog(ERROR, "sparse_maxscore: the last document is incomplete");
+	if (w->rs_terms)
+		range_decide(w);
 	stream_finish(w, &w->docmap, InvalidBlockNumber);
 	stream_finish(w, &w->post, InvalidBlockNumber);
 	stream_finish(w, &w->skip, InvalidBlockNumber);
@@ -1014,6 +1203,12 @@ spm_writer_free(SpmWriter *w)
 {
 	SpmStream  *streams[] = {&w->docmap, &w->post, &w->skip, &w->dict,
 	&w->fwd.s, &w->rmax.s};
+
+	if (w->spool)
+	{
+		BufFileClose(w->spool);
+		w->spool = NULL;
+	}
 
 	for (int i = 0; i < (int) lengthof(streams); i++)
 	{

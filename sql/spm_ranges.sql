@@ -340,12 +340,15 @@ DROP TABLE spm_roe;
 
 -- ranges = auto, the default (src/README "Ranges": "Which segments"): a
 -- build or a flush keeps range data when its range maxima are much tighter
--- than its terms' bounds.  spm_r's weights are spread evenly (0.01 .. 2):
--- every range of 32 documents holds about its terms' largest weights, so
--- no range data; spm_rs has terms drawn as spm_r's with spiky weights (one in 50
--- from 1 .. 2, the others below 0.1), so the ranges' maxima are mostly
--- far below their terms' bounds, and it keeps them.  The index's size
--- says which: the same as with ranges = off, or as with ranges = on.
+-- than its terms' bounds and its terms occur together.  spm_r's weights
+-- are spread evenly (0.01 .. 2): every range of 32 documents holds about
+-- its terms' largest weights, so no range data.  spm_rs draws its terms as
+-- spm_r does (topics in runs of docids), 24 of a topic and 6 common ones
+-- a document, with spiky weights (one in 50 from 1 .. 2, the others below
+-- 0.1), so the ranges' maxima are mostly far below their terms' bounds,
+-- and it keeps them; spm_rf draws its terms independently, so it does
+-- not.  The index's size says which: the same as with ranges = off, or
+-- as with ranges = on.
 CREATE INDEX spm_r_auto ON spm_r USING sparse_maxscore (v) WITH (ranges = auto);
 CREATE INDEX spm_r_off ON spm_r USING sparse_maxscore (v) WITH (ranges = off);
 SELECT pg_relation_size('spm_r_auto') = pg_relation_size('spm_r_off') AS even_weights_no_ranges,
@@ -355,9 +358,9 @@ CREATE TABLE spm_rs (id int NOT NULL, v sparsevec(300)) WITH (autovacuum_enabled
 CREATE FUNCTION spm_spiky_sv(i int) RETURNS sparsevec LANGUAGE sql VOLATILE AS $$
 	SELECT to_sparsevec(array_agg(t ORDER BY t),
 		array_agg(CASE WHEN random() < 0.02 THEN 1 + random() ELSE 0.01 + 0.09 * random() END::real ORDER BY t), 300)
-	FROM (SELECT DISTINCT CASE WHEN k <= 8 THEN ((i / 64) % 12) * 20 + 1 + floor(20 * random())::int
+	FROM (SELECT DISTINCT CASE WHEN k <= 24 THEN ((i / 64) % 12) * 20 + 1 + floor(20 * random())::int
 			ELSE 241 + floor(59 * random() ^ 2)::int END AS t
-		FROM generate_series(1, 11) k) e
+		FROM generate_series(1, 30) k) e
 $$;
 INSERT INTO spm_rs SELECT i,
 	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN '{}/300' ELSE spm_spiky_sv(i) END
@@ -367,6 +370,16 @@ CREATE INDEX spm_rs_on ON spm_rs USING sparse_maxscore (v) WITH (ranges = on);
 CREATE INDEX spm_rs_off ON spm_rs USING sparse_maxscore (v) WITH (ranges = off);
 SELECT pg_relation_size('spm_rs_default') = pg_relation_size('spm_rs_on') AS spiky_weights_ranges,
 	pg_relation_size('spm_rs_default') > pg_relation_size('spm_rs_off') AS larger_than_off;
+CREATE TABLE spm_rf (id int NOT NULL, v sparsevec(300)) WITH (autovacuum_enabled = off);
+INSERT INTO spm_rf SELECT i, to_sparsevec(array_agg(t ORDER BY t),
+		array_agg(CASE WHEN random() < 0.02 THEN 1 + random() ELSE 0.01 + 0.09 * random() END::real ORDER BY t), 300)
+	FROM generate_series(1, 4000) i,
+		LATERAL (SELECT DISTINCT 1 + floor(300 * random() + 0 * i)::int AS t FROM generate_series(1, 30) k) e
+	GROUP BY i;
+CREATE INDEX spm_rf_default ON spm_rf USING sparse_maxscore (v);
+CREATE INDEX spm_rf_off ON spm_rf USING sparse_maxscore (v) WITH (ranges = off);
+SELECT pg_relation_size('spm_rf_default') = pg_relation_size('spm_rf_off') AS independent_terms_no_ranges;
+DROP TABLE spm_rf;
 -- which kernel scores under algorithm ranges tells too, and every answer
 -- is the seq scan's
 DROP INDEX spm_rs_on, spm_rs_off;

@@ -154,6 +154,14 @@ struct SpmWriter
 	BufFile    *spool;
 	HTAB	   *rs_terms;		/* SpmRangeSample by term */
 	bool		rs_negative;	/* a negative weight: no range pruning */
+	HTAB	   *rs_pairs;		/* SpmPairSample by pair of terms */
+	uint32	   *rs_doc;			/* the current document's pair terms */
+	int			rs_ndoc;
+	int			rs_cap;
+	bool		rs_docsampled;	/* the current document counts for pairs */
+	double		rs_docs;		/* documents sampled for pairs */
+	double		rs_len;			/* their lengths, summed */
+	double		rs_len2;		/* and squared */
 
 	/* totals */
 	uint32		nterms;
@@ -325,23 +333,42 @@ bytes_pad(SpmWriter *w, SpmByteStream *b, int align)
 /* ------------------------------------------------- ranges = auto: measure */
 
 /*
- * Under ranges = auto a segment keeps range data when its range maxima are
- * much tighter than its terms' bounds: over the postings of sampled terms,
- * the mean of (the largest weight of the posting's term in the posting's
- * range) / (the term's largest weight) is at most SPM_RANGES_TIGHT.  Range
- * pruning skips a range when the sum of its maxima stays below the k-th
- * score; where the maxima are about the term's bound, as on real text
- * (0.66 on the BM25 paragraphs of the real-text tier; 0.31 on the bench's
- * flat and topical corpora), the range data buys nothing the block maxima
- * do not, and costs ~3x the postings (doc/decisions.md "Ranges where they
- * pay (issue 37)").  A term is sampled when a hash of it falls in
- * 1/SPM_RANGES_SAMPLE of the range; fewer than SPM_RANGES_MIN_SAMPLED
- * sampled postings are too few to judge, and a segment that small gets no
- * range data.
+ * Under ranges = auto a segment keeps range data when two things hold
+ * (doc/decisions.md "Ranges where they pay (issue 37)"):
+ *
+ * - Its range maxima are much tighter than its terms' bounds: over the
+ *   postings of sampled terms, the mean of (the largest |w| of the
+ *   posting's term in the posting's range) / (the term's largest |w|) is
+ *   at most SPM_RANGES_TIGHT.  Where the maxima are about the term's
+ *   bound, as on real text (0.66-0.69 on BM25 paragraphs), a range's
+ *   bound is no better than what MaxScore's block maxima give, and the
+ *   data costs ~3x the postings.  The bench's corpora: 0.27-0.31.
+ * - Its terms occur together: pairs of sampled terms are found in the
+ *   same (sampled) document at least SPM_RANGES_LIFT times as often as
+ *   independent terms would be, given the documents' lengths.  Range
+ *   pruning skips a range when its bound stays below the k-th score, and
+ *   the k-th score stands out only where documents gather a query's
+ *   terms; with independent terms (the bench's flat corpus: 0.99) nearly
+ *   every range's bound reaches it and the kernel gives up, while the
+ *   bench's topical corpus measures 2.1.
+ *
+ * A term is sampled when a hash of it falls in 1/SPM_RANGES_SAMPLE of
+ * the range (for pairs, with more than SPM_RANGES_PAIR_DIMS dimensions,
+ * 1/SPM_RANGES_PAIR_SAMPLE, a subset: pair_term), and every
+ * SPM_RANGES_PAIR_DOCS-th document counts for pairs; fewer than
+ * SPM_RANGES_MIN_SAMPLED sampled postings or SPM_RANGES_MIN_PAIRS pair
+ * occurrences are too few to judge, and such a segment (a small flush)
+ * gets no range data.
  */
 #define SPM_RANGES_TIGHT		0.45
+#define SPM_RANGES_LIFT			1.5
 #define SPM_RANGES_SAMPLE		16
+#define SPM_RANGES_PAIR_SAMPLE	64
+#define SPM_RANGES_PAIR_DIMS	8192
+#define SPM_RANGES_PAIR_DOCS	4
 #define SPM_RANGES_MIN_SAMPLED	1024
+#define SPM_RANGES_MIN_PAIRS	256
+#define SPM_RANGES_MAX_PAIRS	(1 << 20)	/* distinct pairs counted */
 
 typedef struct SpmRangeSample
 {
@@ -352,12 +379,61 @@ typedef struct SpmRangeSample
 	float		tmax;			/* the term's largest |w| so far */
 	double		sum;			/* sum over closed ranges of rcnt * rmax */
 	double		n;				/* postings so far */
+	double		pdocs;			/* sampled documents with it (pair terms) */
 } SpmRangeSample;
+
+typedef struct SpmPairSample
+{
+	uint64		key;			/* (smaller term << 32) | larger term */
+	double		n;				/* sampled documents with both */
+} SpmPairSample;
+
+static inline uint32
+range_hash(uint32 term)
+{
+	return (term * 2654435761u) >> 16;
+}
 
 static inline bool
 range_sampled(uint32 term)
 {
-	return ((term * 2654435761u) >> 16) % SPM_RANGES_SAMPLE == 0;
+	return range_hash(term) % SPM_RANGES_SAMPLE == 0;
+}
+
+/*
+ * Pairs are counted between sampled terms, and where the index has more
+ * than SPM_RANGES_PAIR_DIMS dimensions only between 1 in
+ * SPM_RANGES_PAIR_SAMPLE of them (at most dims / 64 terms, so that the
+ * pairs stay few)
+ */
+static inline bool
+pair_term(SpmWriter *w, uint32 term)
+{
+	return w->dims <= SPM_RANGES_PAIR_DIMS ||
+		range_hash(term) % SPM_RANGES_PAIR_SAMPLE == 0;
+}
+
+/* the current document is complete: count its pairs of pair terms */
+static void
+range_doc_pairs(SpmWriter *w)
+{
+	for (int i = 0; i < w->rs_ndoc; i++)
+		for (int j = i + 1; j < w->rs_ndoc; j++)
+		{
+			uint64		key = ((uint64) w->rs_doc[i] << 32) | w->rs_doc[j];
+			SpmPairSample *e;
+			bool		found;
+
+			e = hash_search(w->rs_pairs, &key,
+							hash_get_num_entries(w->rs_pairs) < SPM_RANGES_MAX_PAIRS ?
+							HASH_ENTER : HASH_FIND, &found);
+			if (e == NULL)
+				continue;
+			if (!found)
+				e->n = 0;
+			e->n++;
+		}
+	w->rs_ndoc = 0;
 }
 
 /* the elements of the current document (local docid ndocs - 1) */
@@ -376,6 +452,15 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 			w->rs_negative = true;
 		if (!range_sampled(elems[i].term))
 			continue;
+		if (w->rs_docsampled && pair_term(w, elems[i].term))
+		{
+			if (w->rs_ndoc == w->rs_cap)
+			{
+				w->rs_cap *= 2;
+				w->rs_doc = repalloc(w->rs_doc, w->rs_cap * sizeof(uint32));
+			}
+			w->rs_doc[w->rs_ndoc++] = elems[i].term;
+		}
 		a = fabsf(elems[i].w);
 		e = hash_search(w->rs_terms, &elems[i].term, HASH_ENTER, &found);
 		if (!found)
@@ -386,7 +471,10 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 			e->tmax = 0;
 			e->sum = 0;
 			e->n = 0;
+			e->pdocs = 0;
 		}
+		if (w->rs_docsampled && pair_term(w, elems[i].term))
+			e->pdocs++;
 		if (e->range != r)
 		{
 			e->sum += (double) e->rcnt * e->rmax;
@@ -412,6 +500,8 @@ range_decide(SpmWriter *w)
 	SpmRangeSample *e;
 	double		num = 0;
 	double		den = 0;
+	double		lift_num = 0;
+	double		lift_den = 0;
 	bool		keep;
 
 	hash_seq_init(&seq, w->rs_terms);
@@ -422,12 +512,46 @@ range_decide(SpmWriter *w)
 		num += (e->sum + (double) e->rcnt * e->rmax) / e->tmax;
 		den += e->n;
 	}
+
+	/*
+	 * The lift: sum over pairs of (n^2 - n) / mu, where mu, the documents
+	 * expected to hold both if terms were independent, is df_t df_u / N
+	 * times E[len^2] / E[len]^2 (longer documents hold more of every
+	 * term); n^2 - n makes the estimate unbiased for counts n ~ Poisson(mu)
+	 * (E = mu^2), so independent terms give 1 however rare they are.
+	 */
+	if (w->rs_docs > 0 && w->rs_len > 0)
+	{
+		double		lenf = w->rs_len2 * w->rs_docs / (w->rs_len * w->rs_len);
+		HASH_SEQ_STATUS pseq;
+		SpmPairSample *pe;
+
+		hash_seq_init(&pseq, w->rs_pairs);
+		while ((pe = hash_seq_search(&pseq)) != NULL)
+		{
+			uint32		t = (uint32) (pe->key >> 32);
+			uint32		u = (uint32) pe->key;
+			SpmRangeSample *et = hash_search(w->rs_terms, &t, HASH_FIND, NULL);
+			SpmRangeSample *eu = hash_search(w->rs_terms, &u, HASH_FIND, NULL);
+			double		mu;
+
+			if (et == NULL || eu == NULL || et->pdocs <= 0 || eu->pdocs <= 0)
+				continue;
+			mu = et->pdocs * eu->pdocs / w->rs_docs * lenf;
+			lift_num += (pe->n * pe->n - pe->n) / mu;
+			lift_den += pe->n;
+		}
+	}
 	hash_destroy(w->rs_terms);
 	w->rs_terms = NULL;
+	hash_destroy(w->rs_pairs);
+	w->rs_pairs = NULL;
 	keep = !w->rs_negative && den >= SPM_RANGES_MIN_SAMPLED &&
-		num <= SPM_RANGES_TIGHT * den;
-	elog(DEBUG1, "sparse_maxscore: segment %u: range maxima %.3f of the term bounds on %.0f sampled postings%s: %s range data",
+		num <= SPM_RANGES_TIGHT * den &&
+		lift_den >= SPM_RANGES_MIN_PAIRS && lift_num >= SPM_RANGES_LIFT * lift_den;
+	elog(DEBUG1, "sparse_maxscore: segment %u: range maxima %.3f of the term bounds on %.0f sampled postings, terms together %.2f times as often as independent ones on %.0f pairs%s: %s range data",
 		 w->segment_id, den > 0 ? num / den : 0, den,
+		 lift_den > 0 ? lift_num / lift_den : 0, lift_den,
 		 w->rs_negative ? ", negative weights" : "", keep ? "with" : "no");
 
 	if (keep)
@@ -561,6 +685,12 @@ spm_writer_ranges_auto(SpmWriter *w)
 	ctl.hcxt = w->cxt;
 	w->rs_terms = hash_create("sparse_maxscore range sample", 1024, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(SpmPairSample);
+	w->rs_pairs = hash_create("sparse_maxscore pair sample", 1024, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	w->rs_cap = 64;
+	w->rs_doc = MemoryContextAlloc(w->cxt, w->rs_cap * sizeof(uint32));
 	w->spool = BufFileCreateTemp(false);
 }
 
@@ -578,6 +708,17 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 
 	if (w->doc_left != 0 || w->terms_started || nnz < 0)
 		elog(ERROR, "sparse_maxscore: document %u out of order", d);
+	if (w->rs_terms)
+	{
+		w->rs_docsampled = nnz > 0 && d % SPM_RANGES_PAIR_DOCS == 0;
+		w->rs_ndoc = 0;
+		if (w->rs_docsampled)
+		{
+			w->rs_docs++;
+			w->rs_len += nnz;
+			w->rs_len2 += (double) nnz * nnz;
+		}
+	}
 	if (w->ranges)
 	{
 		uint32		n32 = (uint32) nnz;
@@ -660,7 +801,11 @@ spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n)
 	}
 	w->doc_left -= n;
 	if (w->rs_terms)
+	{
 		range_measure(w, elems, n);
+		if (w->doc_left == 0 && w->rs_docsampled)
+			range_doc_pairs(w);
+	}
 	if (w->fwd16 <= 0)
 	{
 		bytes_put(w, &w->fwd, elems, (Size) n * sizeof(SpmFwdElem));

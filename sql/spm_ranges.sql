@@ -380,6 +380,42 @@ CREATE INDEX spm_rf_default ON spm_rf USING sparse_maxscore (v);
 CREATE INDEX spm_rf_off ON spm_rf USING sparse_maxscore (v) WITH (ranges = off);
 SELECT pg_relation_size('spm_rf_default') = pg_relation_size('spm_rf_off') AS independent_terms_no_ranges;
 DROP TABLE spm_rf;
+-- MaxScore where it saves (src/spmpolicy.c): independent terms, even
+-- weights, 20-term queries (over 4,096 postings): MaxScore decodes nearly
+-- every posting, so after its first runs auto lets the exhaustive kernel
+-- score the segment, and runs MaxScore again now and then; maxscore
+-- always runs it.  Every answer is the seq scan's either way.
+SELECT setseed(0.75);
+CREATE TABLE spm_rm (id int NOT NULL, v sparsevec(300)) WITH (autovacuum_enabled = off);
+INSERT INTO spm_rm SELECT i, to_sparsevec(array_agg(t ORDER BY t), array_agg((0.5 + random())::real ORDER BY t), 300)
+	FROM generate_series(1, 4000) i,
+		LATERAL (SELECT DISTINCT 1 + floor(300 * random() + 0 * i)::int AS t FROM generate_series(1, 30) k) e
+	GROUP BY i;
+CREATE INDEX spm_rm_idx ON spm_rm USING sparse_maxscore (v);
+CREATE TABLE spm_rmq (qid int, q sparsevec);
+INSERT INTO spm_rmq SELECT n, to_sparsevec(array_agg(t ORDER BY t), array_agg(1::real), 300)
+	FROM generate_series(1, 12) n,
+		LATERAL (SELECT DISTINCT 1 + floor(300 * random() + 0 * n)::int AS t FROM generate_series(1, 20) k) e
+	GROUP BY n;
+CREATE TEMP TABLE spm_rm_runs (alg text, qid int, ms bigint, ex bigint);
+CREATE FUNCTION spm_rm_run(alg text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+	PERFORM set_config('sparse_maxscore.algorithm', alg, true);
+	FOR r IN SELECT qid, q FROM spm_rmq ORDER BY qid LOOP
+		PERFORM count(*) FROM (SELECT id FROM spm_rm ORDER BY v <#> r.q LIMIT 10) s;
+		INSERT INTO spm_rm_runs SELECT alg, r.qid, segments_maxscore, segments_exhaustive
+			FROM sparse_maxscore_last_scan();
+	END LOOP;
+END $$;
+SELECT spm_rm_run('auto');
+SELECT spm_rm_run('maxscore');
+SELECT alg, sum(ms) AS by_maxscore, sum(ex) > 0 AS some_exhaustive,
+	bool_and(ms + ex = 1) AS one_segment_each
+FROM spm_rm_runs GROUP BY alg ORDER BY alg;
+SELECT spm_ranges_check('', 'spm_rm', 'spm_rmq') AS independent_auto;
+DROP FUNCTION spm_rm_run(text);
+DROP TABLE spm_rm, spm_rmq, spm_rm_runs;
 -- which kernel scores under algorithm ranges tells too, and every answer
 -- is the seq scan's
 DROP INDEX spm_rs_on, spm_rs_off;

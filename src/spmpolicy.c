@@ -34,6 +34,23 @@
 #define SPM_RANGE_BACKOFF	6
 
 /*
+ * Under auto, a segment where MaxScore decodes on average at least this
+ * share of the query terms' postings goes to the exhaustive kernel: the
+ * same postings without MaxScore's window plans and probes, which cost
+ * about 3% of a query where they save nothing (callgrind on the bench's
+ * flat corpus, doc/decisions.md "MaxScore where it saves (issue 37)").
+ * The average moves by 1/SPM_MS_WEIGHT of each run; segments whose query
+ * terms hold fewer than SPM_MS_MIN_POSTINGS postings are not measured.
+ * MaxScore runs again after 1, 3, 7 .. 63 exhaustive rounds (the share is
+ * measured only by running it), and one run that saves enough brings the
+ * average down and MaxScore back.
+ */
+#define SPM_MS_USELESS		0.97
+#define SPM_MS_WEIGHT		4
+#define SPM_MS_MIN_POSTINGS	4096
+#define SPM_MS_BACKOFF		6
+
+/*
  * Choose what scores the segment; sets p->run and p->fallback_cost and
  * returns p->run.  A segment that range pruning keeps giving up on (a
  * corpus whose bounds do not prune) is left to MaxScore for 1, 3, 7 .. 63
@@ -65,7 +82,39 @@ spm_policy_choose(SpmPolicy *p)
 		if (auto_)
 			p->fallback_cost = p->postings * SPM_RANGE_FALLBACK;
 	}
+	if (p->run == SPM_RUN_MAXSCORE && auto_ && p->backoff->ms_skip > 0)
+	{
+		p->backoff->ms_skip--;
+		p->run = SPM_RUN_EXHAUSTIVE;
+	}
 	return p->run;
+}
+
+/*
+ * After a MaxScore run under auto (also one after range pruning gave up):
+ * decoded is the postings it decoded.
+ */
+void
+spm_policy_maxscore_done(SpmPolicy *p, double decoded)
+{
+	SpmBackoff *b = p->backoff;
+	float		share;
+
+	if (p->algorithm != SPM_ALG_AUTO || p->postings < SPM_MS_MIN_POSTINGS)
+		return;
+	share = (float) Min(decoded / p->postings, 1.0);
+	if (!b->ms_known)
+		b->ms_share = share;
+	else
+		b->ms_share += (share - b->ms_share) / SPM_MS_WEIGHT;
+	b->ms_known = true;
+	if (b->ms_share >= SPM_MS_USELESS)
+	{
+		b->ms_fails = Min(b->ms_fails + 1, SPM_MS_BACKOFF);
+		b->ms_skip = ((uint32) 1 << b->ms_fails) - 1;
+	}
+	else
+		b->ms_fails = 0;
 }
 
 /*

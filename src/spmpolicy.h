@@ -20,7 +20,11 @@
  * whether the range kernel can score this segment for this query, and the
  * segment's backoff state, kept with the segment in the backend's segment
  * cache.  After a range round the segment scan reports whether it finished
- * (spm_policy_ranges_done), which is what the backoff learns from.
+ * (spm_policy_ranges_done), which is what the backoff learns from; after a
+ * MaxScore run, the postings it decoded (spm_policy_maxscore_done): where
+ * MaxScore keeps decoding nearly everything (a corpus of independent
+ * terms), auto runs the exhaustive kernel, which does the same work
+ * without MaxScore's bookkeeping, and tries MaxScore again now and then.
  *
  * Two finer choices are made inside the kernels, while they run, because
  * they need the kernel's running state: spmtraverse.c chooses per window
@@ -60,6 +64,12 @@ typedef struct SpmBackoff
 {
 	uint32		fails;			/* rounds in a row range pruning gave up */
 	uint32		skip;			/* rounds left that go to MaxScore */
+
+	/* under auto, what MaxScore decodes of the query terms' postings */
+	bool		ms_known;
+	float		ms_share;		/* moving average over its runs */
+	uint32		ms_fails;		/* runs in a row it saved too little */
+	uint32		ms_skip;		/* rounds left that go exhaustive */
 } SpmBackoff;
 
 typedef struct SpmPolicy
@@ -84,5 +94,6 @@ typedef struct SpmPolicy
 
 extern SpmRun spm_policy_choose(SpmPolicy *p);
 extern void spm_policy_ranges_done(SpmPolicy *p, bool finished);
+extern void spm_policy_maxscore_done(SpmPolicy *p, double decoded);
 
 #endif							/* SPMPOLICY_H */

@@ -532,6 +532,7 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	SpmRangeTerm *rterms = NULL;
 	SpmTraverse t;
 	SpmReader	r;
+	int64		decoded;
 
 	seg_terms(index, seg, sq->query, &st);
 	policy_init(&p, seg, sq, &st, false);
@@ -564,10 +565,13 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	t.phase = SPM_PHASE_POSITIVE;
 	t.after = *after;
 	t.topk = topk;
+	decoded = sq->counters->postings_decoded;
 	spm_traverse_begin(&t);
 	spm_traverse_topk(&t);
 	spm_traverse_end(&t);
 	reader_release(&r);
+	if (!t.exhaustive)
+		spm_policy_maxscore_done(&p, (double) (sq->counters->postings_decoded - decoded));
 }
 
 void

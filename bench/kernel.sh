@@ -25,10 +25,11 @@
 # timed run.  Corpora are generated once into the work directory (default
 # /tmp/spv-kernel) and reused.  --bin measures a given bench_traverse
 # binary (for a before/after comparison: build each from its commit with
-# make -C test/unit bench_traverse and copy it away).  Takes about 6
+# make -C test/unit bench_traverse and copy it away).  Takes 6-15
 # minutes at the defaults (200,000 documents, 1,000 queries, 100 under
 # callgrind), most of it valgrind; bench/README.md "Per posting and per
-# query".
+# query".  The commit printed is the tree's (the floor's source); with
+# --bin the kernels are that binary's.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +63,7 @@ done
 mkdir -p "$WORKDIR"
 cc -O2 -g -Wall -Wextra -ffp-contract=off -o "$WORKDIR/gen" "$root/bench/gen.c" -lm
 cc -O2 -g -Wall -Wextra -ffp-contract=off -o "$WORKDIR/floor" "$root/bench/floor.c"
+BINARG=$BIN
 if [ -z "$BIN" ]; then
 	make -s -C "$root/test/unit" bench_traverse >/dev/null
 	BIN=$root/test/unit/bench_traverse
@@ -84,7 +86,7 @@ bt_field() {
 export SPM_BENCH_QUANTIZE=$QUANT
 printf 'bench/kernel.sh: %s documents, %s queries (%s under callgrind), %s weights, commit %s\n' \
 	"$DOCS" "$NQ" "$CGQ" "$([ "$QUANT" = 1 ] && echo quantized || echo raw)" \
-	"$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet 2>/dev/null || echo '+changes')"
+	"$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet 2>/dev/null || echo '+changes')${BINARG:+, kernels: $BINARG (--bin)}"
 printf '%-8s %-10s %14s %12s %10s %14s  %s\n' shape arm postings/query ns/posting "(CPU)" instr/posting "load (1, 5, 15 min)"
 for shape in $SHAPES; do
 	case $shape in

@@ -14,6 +14,10 @@
 
 #include <math.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "sparsevec.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
@@ -80,6 +84,141 @@ packed_value(const unsigned char *p, int j, int width, uint64 mask)
 
 	return (load_le64(p + (bit >> 3)) >> (bit & 7)) & mask;
 }
+
+/*
+ * The packed deltas of a block, width bits each at p, summed from r in 64
+ * bits: returns the last sum.  r is docids[0] - base, so that each sum is
+ * a docid minus base (modulo 2^64; the caller adds base back to compare
+ * the last one with the skip entry's last docid, so that no docid can
+ * have wrapped around).  Without acc, docid j + 1 goes to docids[j + 1]
+ * (base 0); with it, pv[j + 1] is added to acc[(docid - base) & mask].
+ *
+ * Called with width a constant (unpack_deltas, unpack_accumulate): eight
+ * values then take exactly width bytes, so within a group of eight every
+ * load's offset, shift and mask is a constant: four instructions a value
+ * (load, shift, mask, add) instead of nine (doc/decisions.md "Block
+ * decoding with constant widths").  Loads of 8 bytes at any byte of the
+ * deltas stay inside the block (see decode_block).
+ */
+static pg_attribute_always_inline uint64
+unpack_width(const unsigned char *p, int nvals, const int width, uint64 r,
+			 uint32 *docids, const double *pv, double *acc, uint32 mask)
+{
+	const uint64 vmask = (UINT64CONST(1) << width) - 1;
+	const unsigned char *g = p;
+	int			j = 0;
+
+	/* the next docid (minus base), from value k of the group at g */
+#define SPM_UNPACK_NEXT(k) \
+	(r += ((load_le64(g + (((k) * width) >> 3)) >> (((k) * width) & 7)) & \
+		   vmask) + 1)
+
+	if (acc)
+	{
+		const double *pg = pv + 1;
+
+#define SPM_UNPACK_ACC(k) \
+		do { \
+			double	   *a_ = &acc[(uint32) SPM_UNPACK_NEXT(k) & mask]; \
+			*a_ = *a_ + pg[k]; \
+		} while (0)
+		for (; j + 8 <= nvals; j += 8, g += width, pg += 8)
+		{
+			SPM_UNPACK_ACC(0);
+			SPM_UNPACK_ACC(1);
+			SPM_UNPACK_ACC(2);
+			SPM_UNPACK_ACC(3);
+			SPM_UNPACK_ACC(4);
+			SPM_UNPACK_ACC(5);
+			SPM_UNPACK_ACC(6);
+			SPM_UNPACK_ACC(7);
+		}
+#undef SPM_UNPACK_ACC
+		for (; j < nvals; j++)
+		{
+			double	   *a;
+
+			r += packed_value(p, j, width, vmask) + 1;
+			a = &acc[(uint32) r & mask];
+			*a = *a + pv[j + 1];
+		}
+	}
+	else
+	{
+		uint32	   *dg = docids + 1;
+
+		for (; j + 8 <= nvals; j += 8, g += width, dg += 8)
+		{
+			dg[0] = (uint32) SPM_UNPACK_NEXT(0);
+			dg[1] = (uint32) SPM_UNPACK_NEXT(1);
+			dg[2] = (uint32) SPM_UNPACK_NEXT(2);
+			dg[3] = (uint32) SPM_UNPACK_NEXT(3);
+			dg[4] = (uint32) SPM_UNPACK_NEXT(4);
+			dg[5] = (uint32) SPM_UNPACK_NEXT(5);
+			dg[6] = (uint32) SPM_UNPACK_NEXT(6);
+			dg[7] = (uint32) SPM_UNPACK_NEXT(7);
+		}
+		for (; j < nvals; j++)
+		{
+			r += packed_value(p, j, width, vmask) + 1;
+			docids[j + 1] = (uint32) r;
+		}
+	}
+#undef SPM_UNPACK_NEXT
+	return r;
+}
+
+#define SPM_UNPACK_CASES(call) \
+	SPM_UNPACK_CASE(0, call); SPM_UNPACK_CASE(1, call); \
+	SPM_UNPACK_CASE(2, call); SPM_UNPACK_CASE(3, call); \
+	SPM_UNPACK_CASE(4, call); SPM_UNPACK_CASE(5, call); \
+	SPM_UNPACK_CASE(6, call); SPM_UNPACK_CASE(7, call); \
+	SPM_UNPACK_CASE(8, call); SPM_UNPACK_CASE(9, call); \
+	SPM_UNPACK_CASE(10, call); SPM_UNPACK_CASE(11, call); \
+	SPM_UNPACK_CASE(12, call); SPM_UNPACK_CASE(13, call); \
+	SPM_UNPACK_CASE(14, call); SPM_UNPACK_CASE(15, call); \
+	SPM_UNPACK_CASE(16, call); SPM_UNPACK_CASE(17, call); \
+	SPM_UNPACK_CASE(18, call); SPM_UNPACK_CASE(19, call); \
+	SPM_UNPACK_CASE(20, call); SPM_UNPACK_CASE(21, call); \
+	SPM_UNPACK_CASE(22, call); SPM_UNPACK_CASE(23, call); \
+	SPM_UNPACK_CASE(24, call); SPM_UNPACK_CASE(25, call); \
+	SPM_UNPACK_CASE(26, call); SPM_UNPACK_CASE(27, call); \
+	SPM_UNPACK_CASE(28, call); SPM_UNPACK_CASE(29, call); \
+	SPM_UNPACK_CASE(30, call); SPM_UNPACK_CASE(31, call); \
+	SPM_UNPACK_CASE(32, call)
+#define SPM_UNPACK_CASE(w, call) case w: return call(w)
+
+/* unpack_width into docids[1 .. nvals], width (0 .. 32) a constant */
+static uint64
+unpack_deltas(const unsigned char *p, int nvals, int width, uint64 d64,
+			  uint32 *docids)
+{
+#define SPM_UNPACK_DOCIDS(w) \
+	unpack_width(p, nvals, w, d64, docids, NULL, NULL, 0)
+	switch (width)
+	{
+			SPM_UNPACK_CASES(SPM_UNPACK_DOCIDS);
+	}
+	/* spm_block_size refuses other widths: the general loop all the same */
+	return SPM_UNPACK_DOCIDS(width);
+#undef SPM_UNPACK_DOCIDS
+}
+
+/* unpack_width into acc, width (0 .. 32) a constant */
+static uint64
+unpack_accumulate(const unsigned char *p, int nvals, int width, uint64 r,
+				  const double *pv, double *acc, uint32 mask)
+{
+#define SPM_UNPACK_ACC(w) unpack_width(p, nvals, w, r, NULL, pv, acc, mask)
+	switch (width)
+	{
+			SPM_UNPACK_CASES(SPM_UNPACK_ACC);
+	}
+	return SPM_UNPACK_ACC(width);
+#undef SPM_UNPACK_ACC
+}
+#undef SPM_UNPACK_CASE
+#undef SPM_UNPACK_CASES
 
 /*
  * The size in bytes of the docid deltas of count postings in either codec,
@@ -419,6 +558,26 @@ spm_block_size(const char *block, int avail)
 }
 
 /*
+ * 2^e as a float4, for e in [SPM_QEXP_MIN, SPM_QEXP_MAX] (spm_block_size
+ * checked it): ldexpf's value, from its bits (a call to ldexpf cost 45
+ * instructions a block).
+ */
+static inline float
+pow2f(int e)
+{
+	uint32		bits;
+	float		f;
+
+	Assert(e >= SPM_QEXP_MIN && e <= SPM_QEXP_MAX);
+	if (e >= -126)
+		bits = (uint32) (e + 127) << 23;	/* normal */
+	else
+		bits = (uint32) 1 << (e + 149); /* subnormal */
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/*
  * The weights of a block that spm_block_size accepted, into w[]: raw
  * ones as stored, quantized ones as the upper (or, lower = true, the
  * lower) ends of their cells; *exp gets the block's exponent, or
@@ -447,7 +606,7 @@ block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
 		float		bias;
 
 		memcpy(&q, wp, sizeof(q));
-		scale = ldexpf(1.0f, q.exp);
+		scale = pow2f(q.exp);
 		b = q.base - (lower ? 1 : 0);
 
 		/*
@@ -532,15 +691,10 @@ decode_block(const char *block, int avail, int count, bool check_last,
 		 * weights behind them take 8 bytes or more once count >= 2 (raw:
 		 * 4 a posting; quantized: 4 + count, padded to 4).
 		 */
-		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
-		uint64		mask = (UINT64CONST(1) << width) - 1;
-		uint64		d64 = d;
+		uint64		d64 = unpack_deltas(p, count - 1,
+										hdr.flags & SPM_BLOCK_WIDTH_MASK,
+										d, docids);
 
-		for (int i = 1; i < count; i++)
-		{
-			d64 += packed_value(p, i - 1, width, mask) + 1;
-			docids[i] = (uint32) d64;
-		}
 		if (check_last ? d64 != last_docid : d64 > PG_UINT32_MAX)
 			return false;
 	}
@@ -598,6 +752,89 @@ spm_block_last_docid(const char *block, int avail, int count, uint32 *last)
 }
 
 /*
+ * pv[i] = q * (double) w[i] for the weights w[] block_weights gives (the
+ * upper ends of quantized cells, the lower ends when lower is true): the
+ * products spv_score_add() makes, exact in double (sparsevec.h).  With
+ * SSE2 (every x86-64 has it) four postings at a time, straight from the
+ * stored codes or floats: the same IEEE operations on the same values as
+ * the scalar loops (for quantized weights bias + c * scale in float, as
+ * block_weights computes them), so the same bits.
+ */
+static void
+block_products(const char *block, const SpmBlockHeader *hdr, bool lower,
+			   double q, double *pv)
+{
+	const char *wp = block + TYPEALIGN(4, sizeof(SpmBlockHeader) +
+									   hdr->nbytes_ids);
+	int			count = hdr->count;
+	int			i = 0;
+#ifdef __SSE2__
+	const __m128d qv = _mm_set1_pd(q);
+#endif
+
+	if (hdr->flags & SPM_BLOCK_QUANT)
+	{
+		SpmBlockQuant qt;
+		const unsigned char *c = (const unsigned char *) wp + sizeof(SpmBlockQuant);
+		float		scale;
+		float		bias;
+
+		memcpy(&qt, wp, sizeof(qt));
+		scale = pow2f(qt.exp);
+		/* as in block_weights: exact in float4 */
+		bias = (float) (qt.base - (lower ? 1 : 0)) * scale;
+#ifdef __SSE2__
+		{
+			const __m128 sv = _mm_set1_ps(scale);
+			const __m128 bv = _mm_set1_ps(bias);
+			const __m128i zero = _mm_setzero_si128();
+
+			for (; i + 8 <= count; i += 8)
+			{
+				__m128i		b8 = _mm_loadl_epi64((const __m128i *) (c + i));
+				__m128i		b16 = _mm_unpacklo_epi8(b8, zero);
+				__m128		c0 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(b16, zero));
+				__m128		c1 = _mm_cvtepi32_ps(_mm_unpackhi_epi16(b16, zero));
+				__m128		w0 = _mm_add_ps(bv, _mm_mul_ps(c0, sv));
+				__m128		w1 = _mm_add_ps(bv, _mm_mul_ps(c1, sv));
+
+				_mm_storeu_pd(pv + i, _mm_mul_pd(qv, _mm_cvtps_pd(w0)));
+				_mm_storeu_pd(pv + i + 2,
+							  _mm_mul_pd(qv, _mm_cvtps_pd(_mm_movehl_ps(w0, w0))));
+				_mm_storeu_pd(pv + i + 4, _mm_mul_pd(qv, _mm_cvtps_pd(w1)));
+				_mm_storeu_pd(pv + i + 6,
+							  _mm_mul_pd(qv, _mm_cvtps_pd(_mm_movehl_ps(w1, w1))));
+			}
+		}
+#endif
+		for (; i < count; i++)
+			pv[i] = q * (double) (bias + (float) c[i] * scale);
+	}
+	else
+	{
+		const float *w = (const float *) wp;
+
+#ifdef __SSE2__
+		for (; i + 4 <= count; i += 4)
+		{
+			__m128		w4 = _mm_loadu_ps(w + i);
+
+			_mm_storeu_pd(pv + i, _mm_mul_pd(qv, _mm_cvtps_pd(w4)));
+			_mm_storeu_pd(pv + i + 2,
+						  _mm_mul_pd(qv, _mm_cvtps_pd(_mm_movehl_ps(w4, w4))));
+		}
+#endif
+		for (; i < count; i++)
+		{
+			float		x;
+
+			memcpy(&x, w + i, sizeof(x));
+			pv[i] = q * (double) x;
+		}
+	}
+}
+
+/*
  * Decode the block and add q * w of every posting to acc[docid - base]
  * (w the upper end of a quantized weight, the lower end when q < 0)
  * directly, for a block whose postings all lie in [base, base + mask]
@@ -606,6 +843,12 @@ spm_block_last_docid(const char *block, int avail, int count, uint32 *last)
  * returns false if anything is inconsistent, and then acc holds garbage
  * (the caller raises an error).  Indexes are masked, so even corrupt data
  * cannot write outside acc.
+ *
+ * The products q * w come first, for the whole block (block_products),
+ * then one pass decodes the docids and adds each product to its
+ * document's sum: acc[d] + product is spv_score_add(acc[d], q, w), the
+ * same product and the same addition in the same order, bit for bit
+ * (doc/decisions.md "Block decoding with constant widths").
  */
 bool
 spm_block_accumulate(const char *block, int avail, int count,
@@ -615,8 +858,7 @@ spm_block_accumulate(const char *block, int avail, int count,
 	SpmBlockHeader hdr;
 	const unsigned char *p;
 	const unsigned char *end;
-	float		wv[SPM_BLOCK_POSTINGS];
-	int16		exp;
+	double		pv[SPM_BLOCK_POSTINGS];
 	uint32		d;
 	int			size;
 
@@ -630,26 +872,18 @@ spm_block_accumulate(const char *block, int avail, int count,
 	p = (const unsigned char *) block + sizeof(SpmBlockHeader);
 	end = p + hdr.nbytes_ids;
 	/* a negative q takes the lower ends: q * w is never below the exact */
-	block_weights(block, &hdr, q < 0, wv, &exp);
+	block_products(block, &hdr, q < 0, q, pv);
 	d = hdr.first_docid;
-	acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, wv[0]);
+	acc[(d - base) & mask] = acc[(d - base) & mask] + pv[0];
 
 	if ((hdr.flags & ~SPM_BLOCK_QUANT) != 0)
 	{
-		/* packed: as in spm_block_decode */
-		int			width = hdr.flags & SPM_BLOCK_WIDTH_MASK;
-		uint64		vmask = (UINT64CONST(1) << width) - 1;
-		uint64		d64 = d;
+		/* packed: as in decode_block, the sums relative to base */
+		uint64		r = unpack_accumulate(p, count - 1,
+										  hdr.flags & SPM_BLOCK_WIDTH_MASK,
+										  d - base, pv, acc, mask);
 
-		for (int i = 1; i < count; i++)
-		{
-			uint32		di;
-
-			d64 += packed_value(p, i - 1, width, vmask) + 1;
-			di = (uint32) d64;
-			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, wv[i]);
-		}
-		return d64 == last_docid;
+		return r + base == last_docid;
 	}
 	if (hdr.nbytes_ids == count - 1)
 	{
@@ -664,21 +898,24 @@ spm_block_accumulate(const char *block, int avail, int count,
 		for (int i = 1; i < count; i++)
 		{
 			unsigned char delta = p[i - 1];
-			uint32		di;
+			double	   *a;
 
 			bad |= (unsigned char) (delta - 1) | delta; /* 0 or >= 0x80 */
 			d64 += delta;
-			di = (uint32) d64;
-			acc[(di - base) & mask] = spv_score_add(acc[(di - base) & mask], q, wv[i]);
+			a = &acc[((uint32) d64 - base) & mask];
+			*a = *a + pv[i];
 		}
 		return !(bad & 0x80) && d64 == last_docid;
 	}
 
 	for (int i = 1; i < count; i++)
 	{
+		double	   *a;
+
 		if (!next_docid(&p, end, &d))
 			return false;
-		acc[(d - base) & mask] = spv_score_add(acc[(d - base) & mask], q, wv[i]);
+		a = &acc[(d - base) & mask];
+		*a = *a + pv[i];
 	}
 	return p == end && d == last_docid;
 }

@@ -11,6 +11,13 @@
  * manager is involved, so this measures the kernel alone: decoding,
  * accumulation, bounds and the heap.  Build: make -C test/unit bench.
  *
+ * SPM_BENCH_QUANTIZE=1 encodes the blocks with quantized weights, as the
+ * server's segments are by default (src/README "Quantized weights"); the
+ * default is raw weights.  Each kernel's line also gives the wall-clock
+ * and the CPU time per posting decoded (bench/kernel.sh, issue 38).  Under callgrind
+ * with --instr-atstart=no only the timed loop of each kernel is
+ * instrumented.
+ *
  * The mode bmp runs the Block-Max Pruning prototype instead (bmpproto.h;
  * BMP_RANGE=n docids per range, default 32, at most 64), once with each
  * way of scoring a range (BmpScorer; BMP_ROUNDS=n times each, the ways
@@ -29,6 +36,21 @@
 #include "spmtraverse.h"
 #include "unitseg.h"
 #include "bmpproto.h"
+
+/*
+ * Under valgrind --tool=callgrind --instr-atstart=no only the timed loops
+ * are instrumented, so that loading the corpus costs minutes less
+ * (bench/kernel.sh); elsewhere these are no-ops.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 typedef struct Query
 {
@@ -119,9 +141,10 @@ encode_all(void)
 {
 	for (int t = 0; t < nterms_vocab; t++)
 		unit_encode_term(&terms[t], &blocks);
-	printf("blocks: %.3f bytes per posting (header, docids, padding, weights), %d blocks, %.1f%% packed\n",
+	printf("blocks: %.3f bytes per posting (header, docids, padding, weights), %d blocks, %.1f%% packed, %s weights\n",
 		   (double) blocks.bytes / Max(blocks.postings, 1), blocks.n,
-		   100.0 * blocks.packed / Max(blocks.n, 1));
+		   100.0 * blocks.packed / Max(blocks.n, 1),
+		   blocks.quantize ? "quantized" : "raw");
 }
 
 static void
@@ -144,6 +167,16 @@ now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* this thread's CPU time: without the time spent waiting for a core */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -225,6 +258,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	read_docs(argv[1], &ndocs);
+	blocks.quantize = getenv("SPM_BENCH_QUANTIZE") != NULL &&
+		strcmp(getenv("SPM_BENCH_QUANTIZE"), "1") == 0;
 	encode_all();
 	f = fopen(argv[2], "r");
 	if (!f)
@@ -312,21 +347,29 @@ main(int argc, char **argv)
 	{
 		SpmCounters c;
 		double		t0;
+		double		c0;
 		double		elapsed;
+		double		cpu;
 
 		if (argc > 5 && strcmp(argv[5], mode == 0 ? "exhaustive" : "maxscore") != 0)
 			continue;
 
 		memset(&c, 0, sizeof(c));
+		CALLGRIND_START_INSTRUMENTATION;
 		t0 = now();
+		c0 = cpu_now();
 		for (int i = 0; i < nq; i++)
 			run(&qs[i], ndocs, mode == 0, k, mode == 0 ? h1 : h2, &c);
 		elapsed = now() - t0;
-		printf("%-10s %d docs, %d queries, top %d: %.3f ms/query, postings decoded %.0f, blocks skipped %.0f, windows skipped %.1f, candidates %.0f per query\n",
+		cpu = cpu_now() - c0;
+		CALLGRIND_STOP_INSTRUMENTATION;
+		printf("%-10s %d docs, %d queries, top %d: %.3f ms/query, postings decoded %.0f, blocks skipped %.0f, windows skipped %.1f, candidates %.0f per query, %.2f ns per posting decoded (CPU %.2f)\n",
 			   mode == 0 ? "exhaustive" : "maxscore", ndocs, nq, k,
 			   elapsed * 1000 / nq, (double) c.postings_decoded / nq,
 			   (double) c.blocks_skipped / nq, (double) c.windows_skipped / nq,
-			   (double) c.candidates / nq);
+			   (double) c.candidates / nq,
+			   elapsed * 1e9 / Max(c.postings_decoded, 1),
+			   cpu * 1e9 / Max(c.postings_decoded, 1));
 	}
 
 	/* both must agree exactly */

@@ -50,7 +50,7 @@
  * that rank, and (if the arm reported distances) each distance equals the
  * negated true score exactly: what an exact index must give.
  *
- * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o truth truth.c
+ * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o truth truth.c -lm
  */
 #include <math.h>
 #include <stdint.h>

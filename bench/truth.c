@@ -6,15 +6,18 @@
  * holds the queries and the answers, never the corpus, so a 10M-document
  * corpus needs no more memory than a 1,000-document one.
  *
- *	 truth top K DOCS QUERIES OUT [QUERIES OUT ...]
+ *	 truth [--metric ip|cosine] top K DOCS QUERIES OUT [QUERIES OUT ...]
  *		For every query, the K best documents (score descending, ties by
  *		smaller id) as lines "qid<TAB>rank<TAB>id<TAB>score", rank 1-based,
- *		score printed with %.17g (exact as a double).
+ *		score printed with %.17g (exact as a double).  With --metric
+ *		cosine the fourth column is the <=> distance instead (below).
  *
- *	 truth eval DOCS QUERIES TRUTH S LIMIT RESULTS [LIMIT RESULTS ...]
+ *	 truth [--metric ip|cosine] eval DOCS QUERIES TRUTH S LIMIT RESULTS
+ *			[LIMIT RESULTS ...]
  *		Scores the first S queries of QUERIES.  RESULTS holds the rows an
  *		arm returned, in returned order, as "qid<TAB>id[<TAB>distance]";
- *		LIMIT is the LIMIT the arm ran with.  Prints one line per RESULTS:
+ *		LIMIT is the LIMIT the arm ran with; TRUTH is top's output for the
+ *		same metric.  Prints one line per RESULTS:
  *		  RESULTS queries=S recall@10=<mean> recall_min=<min> exact=<n>/S
  *
  * Scores are computed as the <#> operator does: the sum of
@@ -26,6 +29,19 @@
  * same additions in the same order as the operator and gets the same bits.
  * eval first reads the arm's rows, then keeps only the documents they name.
  *
+ * --metric cosine ranks by the <=> operator instead (ORDER BY v <=> q), as
+ * sparsevec.c computes it: the same dot product, divided by
+ * sqrt(|d|^2 * |q|^2) with both squared norms summed from 0.0 as
+ * (double) w * (double) w over the vector's elements in ascending order,
+ * the quotient clamped to [-1, 1], and 1.0 minus that; the same operations
+ * in the same order, so the same bits.  A zero vector (document or query)
+ * has distance NaN (0 / 0), which ORDER BY puts after every number: NaN
+ * ranks last, and all NaNs tie.  The rank of a distance d is its score
+ * -d (NaN: -infinity, below every distance, which lies in [0, 2]), so
+ * everything below reads "score" as for <#>; top prints the distance
+ * itself ("NaN" for NaN, as the server does) and eval compares an arm's
+ * distances with it (NaN equals NaN).
+ *
  * recall@10 is tie-aware: with k = min(10, documents), a returned row among
  * the first k counts if its true score is at least the true k-th score, so
  * a row that ties with the k-th counts whichever of the tied ids it is.
@@ -34,13 +50,16 @@
  * that rank, and (if the arm reported distances) each distance equals the
  * negated true score exactly: what an exact index must give.
  *
- * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o truth truth.c
+ * Build: cc -O2 -Wall -Wextra -ffp-contract=off -o truth truth.c -lm
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the ranking: <#> (the default) or <=> (--metric cosine) */
+static int	cosine = 0;
 
 typedef struct Vecs
 {
@@ -291,6 +310,50 @@ dot(const Vecs *a, int64_t i, const Vecs *b, int64_t j)
 	return sum;
 }
 
+/* the squared norm as the <=> operator sums it: ascending order, double */
+static double
+squared_norm(const Vecs *a, int64_t i)
+{
+	double		sum = 0.0;
+	int64_t		x;
+
+	for (x = a->off[i]; x < a->off[i + 1]; x++)
+		sum = sum + (double) a->w[x] * (double) a->w[x];
+	return sum;
+}
+
+/*
+ * The <=> operator's distance from the dot product and the two squared
+ * norms (document first, as in v <=> q; the product is the same either
+ * way): NaN when either vector is zero.
+ */
+static double
+cosine_distance(double dot, double dnorm2, double qnorm2)
+{
+	double		similarity = dot;
+
+	similarity /= sqrt(dnorm2 * qnorm2);
+	if (similarity > 1)
+		similarity = 1.0;
+	else if (similarity < -1)
+		similarity = -1.0;
+	return 1.0 - similarity;
+}
+
+/* the score that ranks a distance: -d, NaN last of all */
+static double
+distance_score(double d)
+{
+	return isnan(d) ? -INFINITY : -d;
+}
+
+/* the distance of a score (the inverse of distance_score) */
+static double
+score_distance(double sc)
+{
+	return sc == -INFINITY ? NAN : -sc;
+}
+
 /* ---------------------------------------------------------------- top */
 
 typedef struct Hit
@@ -351,6 +414,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 	int64_t		nq = 0;
 	int32_t		dim = -1;
 	double	   *acc;
+	double	   *qnorm2;			/* --metric cosine: each query's squared norm */
 	double	   *thr;			/* score a document must reach to enter a heap */
 	Hit		   *heap;			/* k per query */
 	int		   *hn;
@@ -406,6 +470,10 @@ top(int k, const char *docfile, int nfiles, char **files)
 			}
 
 	acc = calloc(nq + 1, sizeof(double));
+	qnorm2 = xrealloc(NULL, (nq + 1) * sizeof(double));
+	for (fi = 0; fi < nfiles; fi++)
+		for (g = 0; g < q[fi].n; g++)
+			qnorm2[base[fi] + g] = squared_norm(&q[fi], g);
 	thr = xrealloc(NULL, (nq + 1) * sizeof(double));
 	hn = calloc(nq + 1, sizeof(int));
 	heap = xrealloc(NULL, (nq * (int64_t) k + 1) * sizeof(Hit));
@@ -427,6 +495,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 	while (getline(&line, &linecap, f) > 0)
 	{
 		int64_t		id;
+		double		dnorm2;
 
 		lineno++;
 		vecs_clear(&doc);
@@ -434,6 +503,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 		if (nq > 0 && doc.dim != dim)
 			fail(docfile, lineno, "the documents' dimensions differ from the queries'");
 		id = doc.id[0];
+		dnorm2 = cosine ? squared_norm(&doc, 0) : 0.0;
 		/* ascending document terms: each query adds in ascending term order */
 		for (i = 0; i < doc.npost; i++)
 		{
@@ -449,6 +519,8 @@ top(int k, const char *docfile, int nfiles, char **files)
 			double		x = acc[g];
 
 			acc[g] = 0.0;
+			if (cosine)
+				x = distance_score(cosine_distance(x, dnorm2, qnorm2[g]));
 			if (x >= thr[g])
 			{
 				Hit			h = {x, id};
@@ -506,8 +578,16 @@ top(int k, const char *docfile, int nfiles, char **files)
 
 			qsort(hp, n, sizeof(Hit), cmp_hit);
 			for (i = 0; i < n; i++)
-				fprintf(out, "%lld\t%d\t%lld\t%.17g\n", (long long) q[fi].id[g], (int) i + 1,
-						(long long) hp[i].id, hp[i].score);
+			{
+				double		x = cosine ? score_distance(hp[i].score) : hp[i].score;
+
+				fprintf(out, "%lld\t%d\t%lld\t", (long long) q[fi].id[g], (int) i + 1,
+						(long long) hp[i].id);
+				if (isnan(x))
+					fprintf(out, "NaN\n");
+				else
+					fprintf(out, "%.17g\n", x);
+			}
 		}
 		if (fclose(out) != 0)
 		{
@@ -522,6 +602,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 	free(qwho);
 	free(qw);
 	free(acc);
+	free(qnorm2);
 	free(thr);
 	free(hn);
 	free(heap);
@@ -678,6 +759,8 @@ eval(const char *docfile, const char *qfile, const char *tfile, int64_t s,
 		if (qp < 0)
 			fail(tfile, i + 1, "unknown query id");
 		tstart[qp] = i;
+		if (cosine)
+			truth[i].x = distance_score(truth[i].x);	/* ranks as a score */
 	}
 
 	/* the arms' rows first: then only the documents they name are kept */
@@ -768,11 +851,17 @@ eval(const char *docfile, const char *qfile, const char *tfile, int64_t s,
 					continue;
 				}
 				sc = dot(&docs, d, &q, j);
+				if (cosine)
+					sc = distance_score(cosine_distance(sc, squared_norm(&docs, d),
+														squared_norm(&q, j)));
 				if (i < k && sc >= kth)
 					hits++;
 				if (i >= tn || sc != truth[t0 + i].x)
 					ok = 0;
-				if (row->has_x && row->x != -sc)
+				if (row->has_x && !cosine && row->x != -sc)
+					ok = 0;
+				if (row->has_x && cosine &&
+					!(isnan(row->x) ? sc == -INFINITY : row->x == score_distance(sc)))
 					ok = 0;
 			}
 			rsum += (double) hits / k;
@@ -798,14 +887,24 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: truth top K DOCS QUERIES OUT [QUERIES OUT ...]\n"
-			"       truth eval DOCS QUERIES TRUTH S LIMIT RESULTS [LIMIT RESULTS ...]\n");
+			"usage: truth [--metric ip|cosine] top K DOCS QUERIES OUT [QUERIES OUT ...]\n"
+			"       truth [--metric ip|cosine] eval DOCS QUERIES TRUTH S LIMIT RESULTS [LIMIT RESULTS ...]\n");
 	exit(2);
 }
 
 int
 main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[1], "--metric") == 0)
+	{
+		if (strcmp(argv[2], "cosine") == 0)
+			cosine = 1;
+		else if (strcmp(argv[2], "ip") != 0)
+			usage();
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc >= 6 && strcmp(argv[1], "top") == 0 && argc % 2 == 0)
 	{
 		int			k = atoi(argv[2]);

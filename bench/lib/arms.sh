@@ -25,11 +25,14 @@ sharded_union_sql() {	# sharded_union_sql SET LIMIT QID
 
 # ---------------------------------------------------------------- arms
 # An arm: name, query set, LIMIT, extra settings, and the SQL of one query
-# (with :qid).  The pk_lookup arm is the floor of per-statement overhead;
+# (with :qid).  The *_cosine arms (--metric ip,cosine) order by <=> and are
+# checked against the brute force's cosine ranking; the others by <#>.  The pk_lookup arm is the floor of per-statement overhead;
 # pk_floor is the index arm's statement with the primary key doing the
 # index's part: the query vector's InitPlan, LIMIT rows from :id on in id
 # order, the distance of each computed (as the index arm's scan computes
 # its ORDER BY expression), only the ids returned.
+arm_metric() { case $1 in *cosine*) echo cosine ;; *) echo ip ;; esac; }
+arm_op() { case $1 in *cosine*) echo '<=>' ;; *) echo '<#>' ;; esac; }
 arm_sql() {	# arm_sql ARM SET LIMIT
 	local arm=$1 set=$2 limit=$3
 	case $arm in
@@ -38,7 +41,7 @@ arm_sql() {	# arm_sql ARM SET LIMIT
 	hnsw) echo "SELECT id FROM hnsw_docs ORDER BY v OPERATOR($PGV.<#>) (SELECT q FROM hnsw_queries_$set WHERE qid = :qid) LIMIT $limit" ;;
 	sharded) echo "SELECT id FROM docs_sharded ORDER BY v <#> (SELECT q FROM queries_$set WHERE qid = :qid) LIMIT $limit" ;;
 	sharded_union) echo "$(sharded_union_sql "$set" "$limit" ":qid") SELECT id FROM s ORDER BY d LIMIT $limit" ;;
-	*) echo "SELECT id FROM docs ORDER BY v <#> (SELECT q FROM queries_$set WHERE qid = :qid) LIMIT $limit" ;;
+	*) echo "SELECT id FROM docs ORDER BY v $(arm_op "$arm") (SELECT q FROM queries_$set WHERE qid = :qid) LIMIT $limit" ;;
 	esac
 }
 # the same query, also returning qid and the distance, for the recall pass
@@ -48,7 +51,7 @@ arm_sql_rows() {	# arm_sql_rows ARM SET LIMIT QID
 	hnsw) echo "SELECT $qid, id, v OPERATOR($PGV.<#>) (SELECT q FROM hnsw_queries_$set WHERE qid = $qid) AS d FROM hnsw_docs ORDER BY d LIMIT $limit;" ;;
 	sharded) echo "SELECT $qid, id, v <#> (SELECT q FROM queries_$set WHERE qid = $qid) AS d FROM docs_sharded ORDER BY d LIMIT $limit;" ;;
 	sharded_union) echo "$(sharded_union_sql "$set" "$limit" "$qid") SELECT $qid, id, d FROM s ORDER BY d LIMIT $limit;" ;;
-	*) echo "SELECT $qid, id, v <#> (SELECT q FROM queries_$set WHERE qid = $qid) AS d FROM docs ORDER BY d LIMIT $limit;" ;;
+	*) echo "SELECT $qid, id, v $(arm_op "$arm") (SELECT q FROM queries_$set WHERE qid = $qid) AS d FROM docs ORDER BY d LIMIT $limit;" ;;
 	esac
 }
 arm_options() {	# arm_options ARM
@@ -68,6 +71,7 @@ arm_plan_want() {
 	hnsw*) echo "hnsw_docs_v_idx" ;;
 	sharded_union*) echo "Async Foreign Scan" ;;
 	sharded*) echo "Merge Append" ;;
+	index_cosine*) echo "Index Scan using docs_v_cosine_idx" ;;
 	*) echo "Index Scan using docs_v_idx" ;;
 	esac
 }
@@ -149,7 +153,8 @@ run_arm() {
 		grep -v '^[CS]	' "$d/recall.out" >"$d/rows.tsv" || true
 		local algo
 		algo=$(awk -F'\t' '$1 == "S" { print $2 " (first round: the LIMIT, else initial_k " $3 ")" }' "$d/recall.out")
-		truth_eval "$WORK/t$tier/docs.tsv" "$set" "$WORK/t$tier/truth_$set.tsv" "$nr" "$limit" "$d/rows.tsv"
+		truth_eval "$WORK/t$tier/docs.tsv" "$set" "$(truth_file "$WORK/t$tier" "$set" "$(arm_metric "$arm")")" \
+			"$nr" "$limit" "$d/rows.tsv" "$(arm_metric "$arm")"
 		recall=$RECALL exact=$EXACT
 		if [ "$arm" = hnsw ]; then
 			exact=n/a
@@ -318,6 +323,8 @@ arms_tier() {	# arms_tier TIER
 			[ -z "$sfx" ] && run_arm "$tier" index_limit100 "$s" 100 "$clients" index_limit100
 			run_arm "$tier" index_maxscore "$s" 10 "$clients" "index_maxscore$sfx"
 			run_arm "$tier" index_exhaustive "$s" 10 "$clients" "index_exhaustive$sfx"
+			# --metric ip,cosine: ORDER BY v <=> q through the cosine index
+			[ $TIER_COS = 1 ] && run_arm "$tier" index_cosine "$s" 10 "$clients" "index_cosine$sfx"
 		elif [ -z "$sfx" ] && [ $HAVE_AM = 0 ]; then
 			note "arms index, index_limit100, index_maxscore, index_exhaustive: skipped: index not available"
 			NOTES+=("arms index, index_limit100, index_maxscore, index_exhaustive skipped: index not available (no access method sparse_maxscore)")
@@ -327,6 +334,8 @@ arms_tier() {	# arms_tier TIER
 			run_arm "$tier" sharded_union "$s" 10 1 sharded_union
 		fi
 		run_arm "$tier" seqscan "$s" 10 "$clients" "seqscan$sfx"
+		# the check of the brute force's cosine ranking against the server
+		[ $COSINE = 1 ] && [ -z "$sfx" ] && run_arm "$tier" seqscan_cosine "$s" 10 1 seqscan_cosine
 		if [ $TIER_PGV = 1 ]; then
 			run_arm "$tier" hnsw "$s" 10 "$clients" "hnsw$sfx"
 		elif [ -z "$sfx" ] && [ $HAVE_PGV = 0 ]; then

@@ -4,7 +4,11 @@
 #   load_indexes TIER   CREATE INDEX ... USING sparse_maxscore (BUILD_S,
 #                       INDEX_BYTES; TIER_AM=0 when it failed) and pgvector's
 #                       HNSW on tiers up to --hnsw-max-docs (HNSW_BUILD_S,
-#                       HNSW_BYTES, TIER_PGV), the table's size (TABLE_BYTES)
+#                       HNSW_BYTES, TIER_PGV), the table's size (TABLE_BYTES);
+#                       with --metric ip,cosine a second sparse_maxscore index
+#                       on docs, of sparsevec_cosine_ops (COS_BUILD_S,
+#                       COS_INDEX_BYTES; TIER_COS=0 when it failed)
+#   load_drop_cosine    drops that index (before the mixed arm, which writes)
 #   load_prewarm TIER   pg_prewarm, everything or (when it does not fit in
 #                       shared_buffers) the indexes and small relations
 #   load_shards TIER    --shards: each shard's rows and index (SHARD_INFO)
@@ -58,6 +62,25 @@ load_indexes() {	# load_indexes TIER
 		fi
 		bg_stop $POLL_PID
 	fi
+	# the cosine index (--metric ip,cosine): same table, same options
+	COS_BUILD_S=n/a COS_INDEX_BYTES=n/a TIER_COS=0
+	if [ $COSINE = 1 ] && [ $HAVE_AM = 1 ]; then
+		log "CREATE INDEX ... USING sparse_maxscore (v sparsevec_cosine_ops)"
+		bg_start poll 5 "$CREATE_INDEX_PROGRESS"
+		POLL_PID=$BG_LAST
+		t0=$(now)
+		if sql -c "CREATE INDEX docs_v_cosine_idx ON docs USING sparse_maxscore (v sparsevec_cosine_ops)$INDEX_WITH"; then
+			COS_BUILD_S=$(elapsed "$t0")
+			COS_INDEX_BYTES=$(sql -c "SELECT pg_relation_size('docs_v_cosine_idx')")
+			TIER_COS=1
+			note "built in $COS_BUILD_S s, $(numfmt --to=iec "$COS_INDEX_BYTES")B"
+		else
+			NOTES+=("docs=$tier: CREATE INDEX ... USING sparse_maxscore (v sparsevec_cosine_ops) failed; index_cosine arms skipped")
+			FAILED=1
+			server_ready
+		fi
+		bg_stop $POLL_PID
+	fi
 	HNSW_BUILD_S=n/a HNSW_BYTES=n/a TIER_PGV=$HAVE_PGV
 	if [ $HAVE_PGV = 1 ] && [ "$tier" -gt "$HNSW_MAX_DOCS" ]; then
 		TIER_PGV=0
@@ -89,6 +112,12 @@ load_indexes() {	# load_indexes TIER
 		bg_stop $POLL_PID
 	fi
 	TABLE_BYTES=$(sql -c "SELECT pg_table_size('docs')")
+}
+
+load_drop_cosine() {
+	[ "${TIER_COS:-0}" = 1 ] || return 0
+	sql -c "DROP INDEX docs_v_cosine_idx"
+	TIER_COS=0
 }
 
 load_prewarm() {	# load_prewarm TIER

@@ -19,7 +19,7 @@
 REPORT_KEYS="ARGS REPORT_DATE DURATION_TOTAL LOAD_START LOAD_END CPU CORES MEM OS KERNEL COMMIT BRANCH
 	PGVERSION LOCAL SERVER_SETTINGS HUGE_NOTE HAVE_AM HAVE_PGV PGV PGV_VERSION
 	TIERS QSETS SHAPE WEIGHTS CORPUS_MODE CORPUS CORPUS_INFO NQ NRECALL DURATION WARMUP SLICES SLICE_T
-	INDEX_OPTIONS MIXED_RATE MIXED_PENDING_KB SHARDS SHARD_FETCH FAILED
+	INDEX_OPTIONS METRICS MIXED_RATE MIXED_PENDING_KB SHARDS SHARD_FETCH FAILED
 	BM25_RAN BM25_DIR BM25_STATS BM25_QUERIES BM25_LOAD_S BM25_BUILD_S BM25_GIN_S BM25_FORCED
 	BM25_EXACT BM25_OVERLAP BM25_LAT_B BM25_TPS_B BM25_LAT_T BM25_TPS_T BM25_LAT_P BM25_TPS_P
 	TS_NOTE TS_VERSION TS_K1 TS_B TS_BUILD_S BM25_TS_OPTS BM25_TS_OV"
@@ -76,7 +76,7 @@ floor_report() {	# floor_report TIER
 	echo "| arm | set | p50 ms | floor p50 ms | p50 / floor p50 |"
 	echo "|---|---|---|---|---|"
 	awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^floor/) f[$3] = $6; next }
-		$1 == t && $4 == 1 && $2 !~ /^(floor|pk_)/ && ($3 in f) && $6 + 0 > 0 {
+		$1 == t && $4 == 1 && $2 !~ /^(floor|pk_)/ && $2 !~ /cosine/ && ($3 in f) && $6 + 0 > 0 {
 			printf "| %s | %s | %s | %s | %.2fx |\n", $2, $3, $6, f[$3], (f[$3] > 0 ? $6 / f[$3] : 0) }' \
 		"$DIR/arms.tsv" "$DIR/arms.tsv"
 	echo
@@ -86,6 +86,41 @@ floor_report() {	# floor_report TIER
 		echo "- \`$(floor_name "$s")\` by the CPU time of its thread (without the time it waited for a core): p50 $c50 ms, p99 $c99 ms."
 	done
 	echo
+}
+
+# cosine_report TIER: the tier's "Cosine" section (--metric ip,cosine):
+# index_cosine against index, per query set and client count
+cosine_report() {
+	local tier=$1
+	awk -F'\t' -v t="$tier" '$1 == t && $2 ~ /^index_cosine/ { f = 1 } END { exit !f }' "$DIR/arms.tsv" || return 0
+	echo "### Cosine (\`<=>\`) against inner product (\`<#>\`)"
+	echo
+	echo "The same table, queries and LIMIT 10: \`index\` runs \`ORDER BY v <#> q\` through \`docs_v_idx\`"
+	echo "(sparsevec_ip_ops), \`index_cosine\` runs \`ORDER BY v <=> q\` through \`docs_v_cosine_idx\`"
+	echo "(sparsevec_cosine_ops, built on the same rows; sparse_maxscore.algorithm = auto for both). Its"
+	echo "exactness is against the brute force's \`<=>\` ranking (bench/truth.c --metric cosine), which"
+	echo "\`seqscan_cosine\` checks against the server. Issue 39's goal: \`index_cosine\` p50 <= 1.2x \`index\` p50."
+	echo
+	echo "| set | clients | \`index\` p50 / p99 ms | \`index_cosine\` p50 / p99 ms | p50 ratio | p99 ratio | exact \`index\` | exact \`index_cosine\` |"
+	echo "|---|---|---|---|---|---|---|---|"
+	awk -F'\t' -v t="$tier" -v first="${QSETS[0]}" '
+		function base(n, s, c) { if (c > 1) sub("_c" c "$", "", n); if (s != first) sub("_" s "$", "", n); return n }
+		function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2fx", x / y) : "-" }
+		$1 == t && $2 ~ /^index/ { b = base($2, $3, $4)
+			if (b != "index" && b != "index_cosine") next
+			k = $3 SUBSEP $4
+			if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			p50[k, b] = $6; p99[k, b] = $8; ex[k, b] = $13 }
+		END { for (i = 1; i <= n; i++) { k = order[i]; split(k, sc, SUBSEP)
+			if (!((k, "index_cosine") in p50)) continue
+			printf "| %s | %s | %s / %s | %s / %s | %s | %s | %s | %s |\n", sc[1], sc[2],
+				(k, "index") in p50 ? p50[k, "index"] : "-", (k, "index") in p99 ? p99[k, "index"] : "-",
+				p50[k, "index_cosine"], p99[k, "index_cosine"],
+				ratio(p50[k, "index_cosine"], p50[k, "index"]), ratio(p99[k, "index_cosine"], p99[k, "index"]),
+				(k, "index") in ex ? ex[k, "index"] : "-", ex[k, "index_cosine"] } }' "$DIR/arms.tsv"
+	echo
+	awk -F'\t' -v t="$tier" '$1 == t && $2 == "seqscan_cosine" {
+		printf "`seqscan_cosine` (the seq scan under `ORDER BY v <=> q`, %s): exact %s against the brute force.\n\n", $3, $13 }' "$DIR/arms.tsv"
 }
 
 # mixed_report TIER: the tier's "Mixed read/write" section
@@ -366,6 +401,8 @@ report_md() {
 			echo "| pgvector | $PGV_VERSION in schema $PGV; HNSW with the default build parameters, hnsw.ef_search=100 |"
 		echo "| pgbench | -M prepared, $DURATION s per arm and client count (slices below), a random query per transaction ($(report_qid_draw)), 1 and 2 clients (-j = -c) on the same machine |"
 		echo "| sparse_maxscore index options | ${INDEX_OPTIONS:-none (the defaults)} |"
+		[[ " $METRICS " = *" cosine "* ]] &&
+			echo "| distances | \`<#>\` (sparsevec_ip_ops, index \`docs_v_idx\`) and \`<=>\` (sparsevec_cosine_ops, index \`docs_v_cosine_idx\` on the same table: the \`*_cosine\` arms; --metric ip,cosine) |"
 		echo "| slices | $([ "$SLICES" -gt 1 ] && echo "each arm's $((SLICES * SLICE_T)) s at a client count in $SLICES runs of $SLICE_T s, the arms of a tier and query set taking turns run by run; the first transaction of each of those connections (it fills the backend's caches) not counted; the seq scan arms in one run of $DURATION s" || echo "none: each arm's run in one piece, one arm after another") |"
 		echo "| warm-up | $([ "$WARMUP" -gt 0 ] && echo "$WARMUP s of pgbench at 1 client before each arm's measured runs, not measured (none for the seq scan arms)" || echo none) |"
 		echo
@@ -408,6 +445,10 @@ report_md() {
 			echo "| sparse_maxscore build | $(field build_s "$info") s |"
 			echo "| sparse_maxscore size | $(fmt_bytes "$(field index_bytes "$info")"), $(per_posting "$(field index_bytes "$info")" "$postings") bytes per posting |"
 			echo "| sparse_maxscore size / table size | $(awk -v i="$(field index_bytes "$info")" -v t="$(field table_bytes "$info")" 'BEGIN { if (i + 0 > 0 && t + 0 > 0) printf "%.2fx", i / t; else print "n/a" }') |"
+			if [ -n "$(field cosine_build_s "$info")" ]; then
+				echo "| sparse_maxscore cosine build | $(field cosine_build_s "$info") s |"
+				echo "| sparse_maxscore cosine size | $(fmt_bytes "$(field cosine_index_bytes "$info")"), $(per_posting "$(field cosine_index_bytes "$info")" "$postings") bytes per posting |"
+			fi
 			if [ $HAVE_PGV = 1 ] && [ "$(field hnsw_build_s "$info")" != n/a ]; then
 				echo "| hnsw build | $(field hnsw_build_s "$info") s |"
 				echo "| hnsw size | $(fmt_bytes "$(field hnsw_bytes "$info")") |"
@@ -415,10 +456,12 @@ report_md() {
 			echo
 			echo "| arm | set | clients | LIMIT | p50 ms | p90 ms | p99 ms | mean ms | TPS | transactions | recall@10 | exact | seqscan p50 / p50 |"
 			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-			# the ratio is against the seqscan arm of the same set and client count
-			awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^seqscan/) s50[$3, $4] = $6; next }
+			# the ratio is against the seqscan arm of the same set, client count and
+			# distance (<#>, or <=> for the *_cosine arms)
+			awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^seqscan/) s50[$3, $4, $2 ~ /cosine/] = $6; next }
 				$1 == t {
-				ratio = (($3, $4) in s50 && $6 + 0 > 0 && $2 !~ /^pk_/) ? sprintf("%.1fx", s50[$3, $4] / $6) : "-"
+				m = $2 ~ /cosine/
+				ratio = (($3, $4, m) in s50 && $6 + 0 > 0 && $2 !~ /^pk_/) ? sprintf("%.1fx", s50[$3, $4, m] / $6) : "-"
 				name = $2 ($14 == "yes" ? " (forced)" : "")
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s | %s |\n",
 					name, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, ratio }' "$DIR/arms.tsv" "$DIR/arms.tsv"
@@ -455,6 +498,7 @@ report_md() {
 				echo "Per-query counters: not available (no function sparse_maxscore_last_scan())."
 				echo
 			fi
+			cosine_report "$tier"
 			floor_report "$tier"
 			[ -f "$DIR/latency_cdf_$tier.png" ] && { echo "![latency CDF, $tier documents](latency_cdf_$tier.png)"; echo; }
 			sharded_report "$tier"
@@ -481,6 +525,8 @@ report_md() {
 		echo "  if its true score is at least the true 10th score."
 		echo "- exact = queries whose returned rows have, rank by rank, the brute force's scores, and whose"
 		echo "  distances equal the brute force's float8 bit for bit. An exact arm must show n/n."
+		[[ " $METRICS " = *" cosine "* ]] &&
+			echo "- The \`*_cosine\` arms are ranked and checked by \`<=>\` (score: minus the distance; a zero vector's NaN last)."
 		echo "- \"(forced)\": the planner did not choose the arm's index by itself; the arm ran with enable_seqscan=off."
 		[ -s "$MIXED_FILE" ] &&
 			echo "- Mixed read/write: query latency with a steady insert stream against the read-only \`index\` arm; insert rows/s and statement latency with and without the index (raw numbers in mixed.tsv)."

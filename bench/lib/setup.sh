@@ -116,7 +116,7 @@ setup_tools() {
 	mkdir -p "$BIN"
 	CFLAGS_TOOLS="-O2 -Wall -Wextra -ffp-contract=off"
 	cc $CFLAGS_TOOLS -o "$BIN/gen" "$ROOT/bench/gen.c" -lm
-	cc $CFLAGS_TOOLS -o "$BIN/truth" "$ROOT/bench/truth.c"
+	cc $CFLAGS_TOOLS -o "$BIN/truth" "$ROOT/bench/truth.c" -lm
 	cc $CFLAGS_TOOLS -o "$BIN/corpus" "$ROOT/bench/corpus.c" -lm
 	cc $CFLAGS_TOOLS -o "$BIN/floor" "$ROOT/bench/floor.c"
 	"$ROOT/bench/selftest" "$BIN" | tail -n 1

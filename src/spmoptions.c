@@ -78,7 +78,7 @@ spm_init(void)
 					  "Maximum size of the pending list in kilobytes (-1: sparse_maxscore.pending_list_limit)",
 					  -1, PG_INT32_MIN, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	/*
-	 * ranges was a boolean until 0.4.0: the words a boolean took stay
+	 * ranges was a boolean before issue 37: the words a boolean took stay
 	 * valid, so that an index created with ranges = true dumps and
 	 * restores (doc/versions.md).
 	 */

@@ -11,7 +11,8 @@
  * hands them to the segment writer (spmwrite.c) and, when the source does
  * not give its own posting lists, to a sorter (spmsort.c).  What the
  * segment gets is decided here, once, from the reloptions and the source:
- * range data (ranges = on and the source allows it), exact or 1-byte
+ * range data (ranges = on, or auto and the documents call for it, and the
+ * source allows it), exact or 1-byte
  * weights (quantize), the dimensions before the first document (the
  * forward copy's layout depends on them), and, for an index of
  * sparsevec_cosine_ops, each document's weights divided by its norm

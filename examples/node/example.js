@@ -125,7 +125,10 @@ async function main() {
   try {
     await run(ext, work);
   } finally {
-    await admin.query(`DROP SCHEMA ${pg.escapeIdentifier(work)} CASCADE`);
+    // only what run() created, then the schema if it is empty (RESTRICT):
+    // anything else found there stays
+    await admin.query(`DROP TABLE IF EXISTS ${pg.escapeIdentifier(work)}.items`);
+    await admin.query(`DROP SCHEMA ${pg.escapeIdentifier(work)} RESTRICT`);
     await admin.end();
   }
   console.log('node example: all checks passed');

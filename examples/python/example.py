@@ -146,7 +146,10 @@ def main():
         run(ext, work)
     finally:
         with psycopg.connect(autocommit=True) as conn:
-            conn.execute(psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(work)))
+            # only what run() created, then the schema if it is empty
+            # (RESTRICT): anything else found there stays
+            conn.execute(psycopg.sql.SQL("DROP TABLE IF EXISTS {}.items").format(psycopg.sql.Identifier(work)))
+            conn.execute(psycopg.sql.SQL("DROP SCHEMA {} RESTRICT").format(psycopg.sql.Identifier(work)))
     print("python example: all checks passed")
 
 

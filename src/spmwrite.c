@@ -446,13 +446,15 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 	{
 		SpmRangeSample *e;
 		bool		found;
+		bool		paired;
 		float		a;
 
 		if (elems[i].w < 0)
 			w->rs_negative = true;
 		if (!range_sampled(elems[i].term))
 			continue;
-		if (w->rs_docsampled && pair_term(w, elems[i].term))
+		paired = w->rs_docsampled && pair_term(w, elems[i].term);
+		if (paired)
 		{
 			if (w->rs_ndoc == w->rs_cap)
 			{
@@ -473,7 +475,7 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 			e->n = 0;
 			e->pdocs = 0;
 		}
-		if (w->rs_docsampled && pair_term(w, elems[i].term))
+		if (paired)
 			e->pdocs++;
 		if (e->range != r)
 		{

@@ -116,3 +116,42 @@ COMMENT ON OPERATOR CLASS sparsevec_cosine_ops USING sparse_maxscore IS
 
 COMMENT ON OPERATOR FAMILY sparsevec_cosine_ops USING sparse_maxscore IS
 	'cosine distance (<=>) ordering for sparse_maxscore';
+
+------------------------------------------------------------------------
+-- issue 37: what the policy chose and expected, per segment
+------------------------------------------------------------------------
+-- A fourteenth column of sparse_maxscore_last_scan(), postings_estimated:
+-- the postings the policy expected the kernels it chose to decode, next
+-- to postings_decoded.  Appended in place as the issue 40 block above
+-- does, so that a user's view keeps working.
+
+UPDATE pg_catalog.pg_proc
+SET proallargtypes = pg_catalog.array_fill('pg_catalog.int8'::pg_catalog.regtype::pg_catalog.oid, ARRAY[14]),
+	proargmodes = pg_catalog.array_fill('o'::"char", ARRAY[14]),
+	proargnames = ARRAY['rounds', 'postings_decoded', 'blocks_decoded',
+		'blocks_skipped', 'windows', 'windows_skipped', 'candidates_scored',
+		'rows_returned', 'segments_exhaustive', 'segments_maxscore',
+		'segments_ranges', 'segments_ranges_gave_up', 'pending_scored',
+		'postings_estimated']
+WHERE proname = 'sparse_maxscore_last_scan' AND pronargs = 0
+  AND pronamespace = (SELECT extnamespace FROM pg_catalog.pg_extension
+					  WHERE extname = 'sparsevec');
+
+-- One row per segment of each pass of the same scan (top-k rounds, sorted
+-- passes, zero batches): which kernel scored it, the query terms'
+-- postings in it, the policy's estimate and what was decoded (src/README
+-- "Which segments").
+CREATE FUNCTION sparse_maxscore_last_scan_segments(
+	OUT round integer,
+	OUT pass text,
+	OUT segment integer,
+	OUT algorithm text,
+	OUT query_postings bigint,
+	OUT postings_estimated bigint,
+	OUT postings_decoded bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'spm_last_scan_segments_sql'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 4;
+
+COMMENT ON FUNCTION sparse_maxscore_last_scan_segments() IS
+	'what each segment ran in each pass of the most recent sparse_maxscore index scan in this session: the algorithm, the query terms'' postings, the policy''s estimate and the postings decoded';

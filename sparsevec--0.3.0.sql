@@ -552,3 +552,49 @@ COMMENT ON OPERATOR CLASS sparsevec_cosine_ops USING sparse_maxscore IS
 
 COMMENT ON OPERATOR FAMILY sparsevec_cosine_ops USING sparse_maxscore IS
 	'cosine distance (<=>) ordering for sparse_maxscore';
+
+------------------------------------------------------------------------
+-- issue 37: what the policy chose and expected, per segment
+------------------------------------------------------------------------
+-- A fourteenth column of sparse_maxscore_last_scan(), postings_estimated
+-- (the update appends it in place), and a function with one row per
+-- segment of each pass of a scan (src/README "Which segments").
+
+DROP FUNCTION sparse_maxscore_last_scan();
+
+CREATE FUNCTION sparse_maxscore_last_scan(
+	OUT rounds bigint,
+	OUT postings_decoded bigint,
+	OUT blocks_decoded bigint,
+	OUT blocks_skipped bigint,
+	OUT windows bigint,
+	OUT windows_skipped bigint,
+	OUT candidates_scored bigint,
+	OUT rows_returned bigint,
+	OUT segments_exhaustive bigint,
+	OUT segments_maxscore bigint,
+	OUT segments_ranges bigint,
+	OUT segments_ranges_gave_up bigint,
+	OUT pending_scored bigint,
+	OUT postings_estimated bigint)
+	RETURNS record
+	AS 'MODULE_PATHNAME', 'spm_last_scan_sql'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION sparse_maxscore_last_scan() IS
+	'work counters of the most recent sparse_maxscore index scan in this session; NULL if it ran none';
+
+CREATE FUNCTION sparse_maxscore_last_scan_segments(
+	OUT round integer,
+	OUT pass text,
+	OUT segment integer,
+	OUT algorithm text,
+	OUT query_postings bigint,
+	OUT postings_estimated bigint,
+	OUT postings_decoded bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'spm_last_scan_segments_sql'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 4;
+
+COMMENT ON FUNCTION sparse_maxscore_last_scan_segments() IS
+	'what each segment ran in each pass of the most recent sparse_maxscore index scan in this session: the algorithm, the query terms'' postings, the policy''s estimate and the postings decoded';

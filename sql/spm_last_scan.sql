@@ -6,6 +6,7 @@
 --
 SELECT * FROM sparse_maxscore_last_scan();
 SELECT sparse_maxscore_last_scan() IS NULL AS no_scan_yet;
+SELECT count(*) AS segment_rows FROM sparse_maxscore_last_scan_segments();
 
 CREATE TABLE spm_ls (id int, v sparsevec(50)) WITH (autovacuum_enabled = off);
 INSERT INTO spm_ls SELECT i, ('{' || (1 + i % 25) || ':' || (1 + i % 7) ||
@@ -61,4 +62,55 @@ CREATE VIEW spm_ls_view AS SELECT rounds, pending_scored FROM sparse_maxscore_la
 SELECT * FROM spm_ls_view;
 SELECT (sparse_maxscore_last_scan()).pending_scored;
 DROP VIEW spm_ls_view;
+
+-- sparse_maxscore_last_scan_segments() (issue 37): one row per segment of
+-- each pass of the scan (top-k rounds, the sorted passes, the batches of
+-- zero rows), saying which kernel scored it, the query terms' postings
+-- there, the policy's estimate and what was decoded; the sums are the
+-- counters of sparse_maxscore_last_scan().  Three segments:
+INSERT INTO spm_ls SELECT 500 + i, ('{' || (1 + i % 25) || ':3}/50')::sparsevec
+FROM generate_series(1, 60) i;
+SELECT sparse_maxscore_flush('spm_ls_idx') AS flushed;
+SELECT segments FROM sparse_maxscore_info('spm_ls_idx');
+SET enable_seqscan = off;
+CREATE FUNCTION spm_ls_segments_agree() RETURNS TABLE (rounds bigint, segment_rows bigint, sums_agree boolean, exhaustive_decodes_all boolean)
+LANGUAGE sql AS $$
+	SELECT c.rounds, s.n,
+		s.decoded = c.postings_decoded AND s.estimated = c.postings_estimated
+		AND s.exh = c.segments_exhaustive AND s.ms = c.segments_maxscore,
+		s.exh_all
+	FROM sparse_maxscore_last_scan() c,
+		(SELECT count(*) AS n, sum(postings_decoded) AS decoded,
+			sum(postings_estimated) AS estimated,
+			count(*) FILTER (WHERE algorithm = 'exhaustive') AS exh,
+			count(*) FILTER (WHERE algorithm = 'maxscore') AS ms,
+			coalesce(bool_and(postings_decoded = query_postings AND
+				postings_estimated = query_postings)
+				FILTER (WHERE algorithm = 'exhaustive'), true) AS exh_all
+		 FROM sparse_maxscore_last_scan_segments()) s
+$$;
+SET sparse_maxscore.algorithm = exhaustive;
+SELECT count(*) FROM (SELECT id FROM spm_ls ORDER BY v <#> '{1:1,30:1}/50' LIMIT 3) s;
+SELECT * FROM spm_ls_segments_agree();
+SELECT round, pass, segment, algorithm, query_postings, postings_estimated, postings_decoded
+FROM sparse_maxscore_last_scan_segments() ORDER BY round, segment;
+-- every pass: without a LIMIT the rounds deepen, then the sorted pass
+-- and the batches of zero rows follow; under maxscore the estimate is the
+-- postings (a setting: nothing is learnt)
+SET sparse_maxscore.algorithm = maxscore;
+SELECT count(*) FROM (SELECT id FROM spm_ls ORDER BY v <#> '{1:1,30:1}/50') s;
+SELECT * FROM spm_ls_segments_agree();
+SELECT pass, algorithm, count(*) AS segment_rows,
+	bool_and(postings_estimated = query_postings) AS estimated_all
+FROM sparse_maxscore_last_scan_segments() GROUP BY 1, 2 ORDER BY 1, 2;
+RESET sparse_maxscore.algorithm;
+SELECT count(*) FROM (SELECT id FROM spm_ls ORDER BY v <#> '{1:1,30:1}/50' LIMIT 3) s;
+SELECT * FROM spm_ls_segments_agree();
+-- a seq scan leaves the rows of the last index scan
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SELECT count(*) FROM (SELECT id FROM spm_ls ORDER BY v <#> '{2:1}/50' LIMIT 3) s;
+SELECT count(*) AS segment_rows FROM sparse_maxscore_last_scan_segments();
+RESET enable_indexscan;
+DROP FUNCTION spm_ls_segments_agree();
 DROP TABLE spm_ls;

@@ -18,6 +18,8 @@
 #include "utils/rel.h"
 
 #include "spm.h"
+#include "spmcompat.h"
+#include "spmpolicy.h"
 
 static char *
 spmbuildphasename(int64 phasenum)
@@ -127,8 +129,8 @@ Datum
 spm_last_scan_sql(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {false};
+	Datum		values[14];
+	bool		nulls[14] = {false};
 	SpmCounters *c = &spm_last_scan;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -152,8 +154,59 @@ spm_last_scan_sql(PG_FUNCTION_ARGS)
 	values[10] = Int64GetDatum(c->seg_ranges);
 	values[11] = Int64GetDatum(c->seg_ranges_gave_up);
 	values[12] = Int64GetDatum(c->pending_scored);
+	values[13] = Int64GetDatum(c->postings_estimated);
 	/* heap_form_tuple reads the tupdesc's natts values */
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * sparse_maxscore_last_scan_segments(): one row per segment of each pass
+ * of the same scan (the first SPM_SEGLOG_MAX), saying what the policy
+ * chose, what it expected that to decode and what it decoded; no rows when
+ * the session has run no scan.
+ */
+PG_FUNCTION_INFO_V1(spm_last_scan_segments_sql);
+Datum
+spm_last_scan_segments_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!spm_last_scan_valid)
+		return (Datum) 0;
+	for (int i = 0; i < spm_last_seglog.n; i++)
+	{
+		const SpmSegRun *r = &spm_last_seglog.rows[i];
+		Datum		values[7];
+		bool		nulls[7] = {false};
+		const char *run;
+		static const char *const passes[] = {"top-k", "sorted", "negative", "zero"};
+
+		switch (r->run)
+		{
+			case SPM_RUN_EXHAUSTIVE:
+				run = "exhaustive";
+				break;
+			case SPM_RUN_MAXSCORE:
+				run = "maxscore";
+				break;
+			case SPM_RUN_RANGES:
+				run = "ranges";
+				break;
+			default:
+				run = "ranges, gave up: maxscore";
+				break;
+		}
+		values[0] = Int32GetDatum(r->round);
+		values[1] = CStringGetTextDatum(passes[r->pass]);
+		values[2] = Int32GetDatum(r->segment);
+		values[3] = CStringGetTextDatum(run);
+		values[4] = Int64GetDatum(r->postings);
+		values[5] = Int64GetDatum(r->estimate);
+		values[6] = Int64GetDatum(r->decoded);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 void		_PG_init(void);

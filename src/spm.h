@@ -182,6 +182,7 @@ extern bool spminsert(Relation index, Datum *values, bool *isnull,
 
 /* spmscan.c: the scan (rounds, tail phases), its counters */
 extern SpmCounters spm_last_scan;
+extern SpmSegLog spm_last_seglog;
 extern bool spm_last_scan_valid;	/* false until a scan of this session ran */
 extern IndexScanDesc spmbeginscan(Relation index, int nkeys, int norderbys);
 extern void spmrescan(IndexScanDesc scan, ScanKey keys, int nkeys,

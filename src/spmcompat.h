@@ -51,6 +51,11 @@ typedef RelFileNode SpmRelFile;
 /*
  * vacuum_delay_point (commands/vacuum.h) tells VACUUM from ANALYZE in 18.
  */
+/* a set-returning function's tuplestore: renamed in PostgreSQL 16 */
+#if PG_VERSION_NUM < 160000
+#define InitMaterializedSRF(fcinfo, flags)	SetSingleFuncCall((fcinfo), (flags))
+#endif
+
 #if PG_VERSION_NUM >= 180000
 #define spm_vacuum_delay_point()	vacuum_delay_point(false)
 #else

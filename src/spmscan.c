@@ -122,6 +122,7 @@ typedef struct SpmScanOpaqueData
 	TupleTableSlot *mslot;		/* minimal tuple, to get rows */
 
 	SpmCounters counters;
+	SpmSegLog  *seglog;			/* in scanCtx, from the first rescan */
 } SpmScanOpaqueData;
 
 typedef SpmScanOpaqueData *SpmScanOpaque;
@@ -136,8 +137,12 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
  */
 #define SPM_COSINE_MARGIN	(1.0 / 1048576.0)
 
-/* the most recent scan of this backend, for sparse_maxscore_last_scan() */
+/*
+ * the most recent scan of this backend, for sparse_maxscore_last_scan()
+ * and sparse_maxscore_last_scan_segments()
+ */
 SpmCounters spm_last_scan;
+SpmSegLog	spm_last_seglog;
 bool		spm_last_scan_valid = false;
 
 /*
@@ -375,8 +380,9 @@ run_round(IndexScanDesc scan)
 						 SPM_PHASE_POSITIVE, &so->after, &topk);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
-		spm_segscan_topk(scan->indexRelation, segs[i], &meta.segments[i],
-						 meta.pending_docid_lo, &so->sq, &so->after, &topk);
+		spm_segscan_topk(scan->indexRelation, segs[i], (int) i,
+						 &meta.segments[i], meta.pending_docid_lo, &so->sq,
+						 &so->after, &topk);
 
 	spm_topk_sort(&topk);
 	if (topk.n > 0)
@@ -508,7 +514,8 @@ sort_pass(IndexScanDesc scan, SpmPhase phase)
 						 meta.pending_docid_lo, pending_sort_cb, &ps);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
-		spm_segscan_rows(scan->indexRelation, segs[i], &meta.segments[i],
+		spm_segscan_rows(scan->indexRelation, segs[i], (int) i,
+						 &meta.segments[i],
 						 meta.pending_docid_lo, &so->sq, phase, &so->after,
 						 segment_sort_cb, so);
 
@@ -639,7 +646,7 @@ stream_batch(IndexScanDesc scan)
 		ndocs = (uint32) (end - ref->docid_lo);
 		if (so->state == SPM_SCAN_ZERO)
 		{
-			scores = spm_segscores_begin(scan->indexRelation, seg, ref,
+			scores = spm_segscores_begin(scan->indexRelation, seg, (int) i, ref,
 										 meta.pending_docid_lo, &so->sq);
 		}
 
@@ -762,6 +769,10 @@ publish_counters(SpmScanOpaque so)
 	if (so->state != SPM_SCAN_FIRST)
 	{
 		spm_last_scan = so->counters;
+		spm_last_seglog.n = so->seglog->n;
+		spm_last_seglog.dropped = so->seglog->dropped;
+		memcpy(spm_last_seglog.rows, so->seglog->rows,
+			   so->seglog->n * sizeof(SpmSegRun));
 		spm_last_scan_valid = true;
 	}
 }
@@ -831,6 +842,10 @@ start_scan(IndexScanDesc scan)
 		scan->instrument->nsearches++;
 #endif
 	memset(&so->counters, 0, sizeof(SpmCounters));
+	if (so->seglog == NULL)
+		so->seglog = MemoryContextAlloc(so->scanCtx, sizeof(SpmSegLog));
+	so->seglog->n = 0;
+	so->seglog->dropped = 0;
 
 	key = &scan->orderByData[0];
 	if (key->sk_flags & SK_ISNULL)
@@ -859,6 +874,7 @@ start_scan(IndexScanDesc scan)
 	so->sq.query = so->query;
 	so->sq.algorithm = spm_algorithm;
 	so->sq.counters = &so->counters;
+	so->sq.log = so->seglog;
 	/* the LIMIT above the scan, when known (spmlimit.c), or initial_k */
 	if (!so->hint_taken)
 	{

@@ -517,13 +517,42 @@ policy_init(SpmPolicy *p, SpmSegment *seg, const SpmSegQuery *sq,
 	p->ranges_data = !sq->negative &&
 		(seg->hdr.flags & SPM_SEG_RANGES) &&
 		!(seg->hdr.flags & SPM_META_NEGATIVE);
+	p->nterms = st->n;
+	p->ndocs = seg->hdr.ndocs;
 	p->postings = st->postings;
 	p->nranges = seg->hdr.nranges;
 	p->backoff = &seg->backoff;
 }
 
+/* what the segment ran, for sparse_maxscore_last_scan_segments() */
+static void
+log_segment(const SpmSegQuery *sq, int segno, SpmPass pass, int run,
+			const SpmPolicy *p, int64 decoded)
+{
+	SpmSegLog  *log = sq->log;
+	SpmSegRun  *r;
+
+	sq->counters->postings_estimated += (int64) p->estimate;
+	if (log == NULL)
+		return;
+	if (log->n >= SPM_SEGLOG_MAX)
+	{
+		log->dropped++;
+		return;
+	}
+	r = &log->rows[log->n++];
+	r->round = (int32) sq->counters->rounds;
+	r->segment = segno;
+	r->pass = pass;
+	r->run = run;
+	r->postings = (int64) p->postings;
+	r->estimate = (int64) p->estimate;
+	r->decoded = decoded;
+}
+
 void
-spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
+				 const SpmSegmentRef *ref,
 				 uint64 docid_limit, const SpmSegQuery *sq,
 				 const SpmAfter *after, SpmTopK *topk)
 {
@@ -533,6 +562,7 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	SpmTraverse t;
 	SpmReader	r;
 	int64		decoded;
+	bool		gave_up = false;
 
 	seg_terms(index, seg, sq->query, &st);
 	policy_init(&p, seg, sq, &st, false);
@@ -541,6 +571,7 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 		rterms = range_terms(sq, &st);
 		p.ranges_usable = rterms != NULL;
 	}
+	decoded = sq->counters->postings_decoded;
 	if (spm_policy_choose(&p) == SPM_RUN_RANGES)
 	{
 		bool		done = run_ranges(index, seg, ref, docid_limit, sq, &st,
@@ -550,10 +581,14 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 		if (done)
 		{
 			sq->counters->seg_ranges++;
+			log_segment(sq, segno, SPM_PASS_TOPK, SPM_RUN_RANGES, &p,
+						sq->counters->postings_decoded - decoded);
 			return;
 		}
 		sq->counters->seg_ranges_gave_up++;
 		p.run = SPM_RUN_MAXSCORE;
+		p.cell = NULL;			/* not a measure of MaxScore alone */
+		gave_up = true;
 	}
 
 	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
@@ -565,17 +600,20 @@ spm_segscan_topk(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	t.phase = SPM_PHASE_POSITIVE;
 	t.after = *after;
 	t.topk = topk;
-	decoded = sq->counters->postings_decoded;
 	spm_traverse_begin(&t);
 	spm_traverse_topk(&t);
 	spm_traverse_end(&t);
 	reader_release(&r);
+	decoded = sq->counters->postings_decoded - decoded;
 	if (!t.exhaustive)
-		spm_policy_maxscore_done(&p, (double) (sq->counters->postings_decoded - decoded));
+		spm_policy_maxscore_done(&p, (double) decoded);
+	log_segment(sq, segno, SPM_PASS_TOPK,
+				gave_up ? SPM_SEGRUN_GAVE_UP : (int) p.run, &p, decoded);
 }
 
 void
-spm_segscan_rows(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
+spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
+				 const SpmSegmentRef *ref,
 				 uint64 docid_limit, const SpmSegQuery *sq, SpmPhase phase,
 				 const SpmAfter *after, SpmRowCallback cb, void *arg)
 {
@@ -586,6 +624,7 @@ spm_segscan_rows(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	SpmPin		pin = {InvalidBuffer, InvalidBlockNumber};
 	SpmTopK		dummy;
 	SpmHit		one;
+	int64		decoded = sq->counters->postings_decoded;
 
 	seg_terms(index, seg, sq->query, &st);
 	policy_init(&p, seg, sq, &st, true);
@@ -628,17 +667,26 @@ spm_segscan_rows(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	spm_traverse_end(&t);
 	reader_release(&r);
 	SpmUnpin(&pin);
+	log_segment(sq, segno,
+				phase == SPM_PHASE_POSITIVE ? SPM_PASS_SORTED : SPM_PASS_NEGATIVE,
+				SPM_RUN_EXHAUSTIVE, &p,
+				sq->counters->postings_decoded - decoded);
 }
 
 struct SpmSegScores
 {
 	SpmTraverse t;
 	SpmReader	r;
+	SpmPolicy	p;
+	const SpmSegQuery *sq;
+	int			segno;
+	int64		decoded;		/* the scan's postings_decoded at the start */
 };
 
 SpmSegScores *
-spm_segscores_begin(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
-					uint64 docid_limit, const SpmSegQuery *sq)
+spm_segscores_begin(Relation index, SpmSegment *seg, int segno,
+					const SpmSegmentRef *ref, uint64 docid_limit,
+					const SpmSegQuery *sq)
 {
 	SpmSegScores *ss = palloc(sizeof(SpmSegScores));
 	SegTerms	st;
@@ -649,6 +697,11 @@ spm_segscores_begin(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	if (spm_policy_choose(&p) != SPM_RUN_EXHAUSTIVE)
 		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
 	sq->counters->seg_exhaustive++;
+	ss->p = p;
+	ss->p.backoff = NULL;
+	ss->sq = sq;
+	ss->segno = segno;
+	ss->decoded = sq->counters->postings_decoded;
 	setup_traverse(index, seg, ref, docid_limit, sq, &st, &ss->t, &ss->r);
 	ss->t.exhaustive = true;
 	spm_traverse_begin(&ss->t);
@@ -668,5 +721,7 @@ spm_segscores_end(SpmSegScores *ss)
 {
 	spm_traverse_end(&ss->t);
 	reader_release(&ss->r);
+	log_segment(ss->sq, ss->segno, SPM_PASS_ZERO, SPM_RUN_EXHAUSTIVE, &ss->p,
+				ss->sq->counters->postings_decoded - ss->decoded);
 	pfree(ss);
 }

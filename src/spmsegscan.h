@@ -27,14 +27,15 @@ typedef struct SpmSegQuery
 	int			algorithm;		/* sparse_maxscore.algorithm when the scan
 								 * started (SpmAlgorithm) */
 	SpmCounters *counters;		/* the scan's */
+	SpmSegLog  *log;			/* the scan's, or NULL */
 } SpmSegQuery;
 
 /*
- * The positive round's part of one segment: offer every document of
- * local docids below docid_limit - ref->docid_lo that is after the cursor
- * to topk.  The documents' TIDs are not resolved.
+ * The positive round's part of one segment, the segno-th of the list:
+ * offer every document of local docids below docid_limit - ref->docid_lo
+ * that is after the cursor to topk.  The documents' TIDs are not resolved.
  */
-extern void spm_segscan_topk(Relation index, SpmSegment *seg,
+extern void spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 							 const SpmSegmentRef *ref, uint64 docid_limit,
 							 const SpmSegQuery *q, const SpmAfter *after,
 							 SpmTopK *topk);
@@ -43,7 +44,7 @@ extern void spm_segscan_topk(Relation index, SpmSegment *seg,
  * Every alive document of the segment (below docid_limit) whose score has
  * the phase's sign and comes after the cursor, with its TID, to cb.
  */
-extern void spm_segscan_rows(Relation index, SpmSegment *seg,
+extern void spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 							 const SpmSegmentRef *ref, uint64 docid_limit,
 							 const SpmSegQuery *q, SpmPhase phase,
 							 const SpmAfter *after, SpmRowCallback cb,
@@ -59,6 +60,7 @@ extern void spm_segscan_rows(Relation index, SpmSegment *seg,
 typedef struct SpmSegScores SpmSegScores;
 
 extern SpmSegScores *spm_segscores_begin(Relation index, SpmSegment *seg,
+										 int segno,
 										 const SpmSegmentRef *ref,
 										 uint64 docid_limit,
 										 const SpmSegQuery *q);

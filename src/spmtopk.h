@@ -115,6 +115,51 @@ typedef struct SpmCounters
 
 	/* pending-list documents scored by brute force, summed over rounds */
 	int64		pending_scored;
+
+	/*
+	 * The policy's estimate of the postings the kernels it chose would
+	 * decode (spmpolicy.h SpmPolicy.estimate), summed as postings_decoded
+	 * is, over the segments of every pass
+	 */
+	int64		postings_estimated;
 } SpmCounters;
+
+/*
+ * What each segment ran in each pass of a scan (sparse_maxscore_last_scan_
+ * segments()): the policy's choice, the query terms' postings in the
+ * segment, the estimate and what was decoded.  The first SPM_SEGLOG_MAX
+ * of a scan are kept.
+ */
+#define SPM_SEGLOG_MAX	256
+
+/* the passes of a scan over a segment */
+typedef enum SpmPass
+{
+	SPM_PASS_TOPK,				/* a top-k round */
+	SPM_PASS_SORTED,			/* every positive row, sorted */
+	SPM_PASS_NEGATIVE,			/* every negative row, sorted */
+	SPM_PASS_ZERO				/* the rows of score zero, a batch at a time */
+} SpmPass;
+
+typedef struct SpmSegRun
+{
+	int32		round;			/* top-k rounds run so far, 1 for the first */
+	int32		segment;		/* 0 for the first of the segment list */
+	int32		pass;			/* SpmPass */
+	int32		run;			/* SpmRun; SPM_SEGRUN_GAVE_UP: range pruning
+								 * gave up and MaxScore scored it */
+	int64		postings;
+	int64		estimate;
+	int64		decoded;
+} SpmSegRun;
+
+#define SPM_SEGRUN_GAVE_UP	(-1)
+
+typedef struct SpmSegLog
+{
+	int			n;
+	int64		dropped;		/* rows beyond SPM_SEGLOG_MAX */
+	SpmSegRun	rows[SPM_SEGLOG_MAX];
+} SpmSegLog;
 
 #endif							/* SPMTOPK_H */

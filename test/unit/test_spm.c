@@ -17,6 +17,11 @@
  * written out, on random segments whose range maxima are laid out as the
  * writer lays them out; and spm_range_level against its definition.
  *
+ * The policy (spmpolicy.c): under auto, each query class learns MaxScore's
+ * share apart, so a class where MaxScore skips much keeps it while another
+ * class of the same segment, where it skips nothing, goes to the
+ * exhaustive kernel and retries MaxScore after 1, 3, 7 .. 63 queries.
+ *
  * Docid reordering (spmreorder.c) must return a permutation, the same one
  * every time, and find the clusters of a corpus made of them.
  */
@@ -30,6 +35,7 @@
 
 #include "sparsevec.h"
 #include "spmblock.h"
+#include "spmpolicy.h"
 #include "spmrange.h"
 #include "spmreorder.h"
 #include "spmtest.h"
@@ -2672,6 +2678,101 @@ test_quantize(void)
 	}
 }
 
+/* ----------------------------------------------------------------
+ * The policy
+ * ----------------------------------------------------------------
+ */
+
+/* one query of a class through the policy; returns what it ran */
+static SpmRun
+policy_query(SpmBackoff *b, int algorithm, int nterms, double postings,
+			 double share)
+{
+	SpmPolicy	p;
+
+	memset(&p, 0, sizeof(p));
+	p.algorithm = algorithm;
+	p.nterms = nterms;
+	p.ndocs = 500000;
+	p.postings = postings;
+	p.backoff = b;
+	spm_policy_choose(&p);
+	CHECK(p.estimate >= 0 && p.estimate <= postings,
+		  "estimate %g of %g postings", p.estimate, postings);
+	if (p.run == SPM_RUN_EXHAUSTIVE)
+		CHECK(p.estimate == postings, "exhaustive estimate %g of %g",
+			  p.estimate, postings);
+	if (p.run == SPM_RUN_MAXSCORE)
+		spm_policy_maxscore_done(&p, share * postings);
+	return p.run;
+}
+
+static void
+test_policy(void)
+{
+	SpmBackoff	b;
+	int			ms_keyword = 0,
+				ms_expansion = 0,
+				ms_expected = 0;
+
+	memset(&b, 0, sizeof(b));
+
+	/*
+	 * Interleaved in one segment: keyword-like queries (4 terms, 200k
+	 * postings) where MaxScore decodes 40%, expansion-like (60 terms, 200k
+	 * postings) where it decodes everything.
+	 */
+	for (int i = 0; i < 200; i++)
+	{
+		SpmRun		k = policy_query(&b, SPM_ALG_AUTO, 4, 200000 + i, 0.4);
+		SpmRun		e = policy_query(&b, SPM_ALG_AUTO, 60, 200000 + i, 1.0);
+
+		CHECK(k == SPM_RUN_MAXSCORE, "keyword query %d ran %d", i, (int) k);
+		CHECK(e != SPM_RUN_RANGES, "expansion query %d ran ranges", i);
+		ms_keyword += k == SPM_RUN_MAXSCORE;
+		ms_expansion += e == SPM_RUN_MAXSCORE;
+	}
+
+	/*
+	 * The expansion class ran MaxScore on the 1st query (never measured),
+	 * then after 1, 3, 7, 15, 31, 63, 63 .. exhaustive ones: at queries 1,
+	 * 3, 7, 15, 31, 63, 127, 191 (numbered from 1, each MaxScore run
+	 * followed by its skip).
+	 */
+	for (int q = 1, skip = 0, fails = 0; q <= 200; q += skip + 1)
+	{
+		ms_expected++;
+		fails = Min(fails + 1, 6);
+		skip = (1 << fails) - 1;
+	}
+	CHECK(ms_keyword == 200, "keyword class: %d of 200 by MaxScore", ms_keyword);
+	CHECK(ms_expansion == ms_expected,
+		  "expansion class: %d of 200 by MaxScore, expected %d",
+		  ms_expansion, ms_expected);
+
+	/*
+	 * A class whose share falls gets MaxScore back: each retry (at most 63
+	 * queries apart) moves the average a quarter of the way.
+	 */
+	for (int i = 0; i < 400; i++)
+		policy_query(&b, SPM_ALG_AUTO, 60, 200000, 0.0);
+	for (int i = 0; i < 10; i++)
+		CHECK(policy_query(&b, SPM_ALG_AUTO, 60, 200000, 0.0) == SPM_RUN_MAXSCORE,
+			  "expansion class with share 0 still exhaustive");
+
+	/* small queries are not learnt; maxscore and exhaustive never switch */
+	memset(&b, 0, sizeof(b));
+	for (int i = 0; i < 20; i++)
+	{
+		CHECK(policy_query(&b, SPM_ALG_AUTO, 60, 4000, 1.0) == SPM_RUN_MAXSCORE,
+			  "a query of 4000 postings went exhaustive");
+		CHECK(policy_query(&b, SPM_ALG_MAXSCORE, 60, 200000, 1.0) == SPM_RUN_MAXSCORE,
+			  "algorithm maxscore switched");
+		CHECK(policy_query(&b, SPM_ALG_EXHAUSTIVE, 4, 200000, 0.1) == SPM_RUN_EXHAUSTIVE,
+			  "algorithm exhaustive switched");
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2693,6 +2794,7 @@ main(int argc, char **argv)
 	test_scoring();
 	test_range_pruning();
 	test_reorder();
+	test_policy();
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -59,6 +59,10 @@ arm_options() {	# arm_options ARM
 	seqscan*) echo "-c enable_indexscan=off" ;;	# a bitmap scan cannot order
 	index_exhaustive*) echo "-c sparse_maxscore.algorithm=exhaustive" ;;
 	index_maxscore*) echo "-c sparse_maxscore.algorithm=maxscore" ;;
+	# range pruning on every segment with range data, without auto's checks
+	# that it pays and without giving up (spm_policy_choose); MaxScore on
+	# the segments without: what auto is measured against
+	index_ranges*) echo "-c sparse_maxscore.algorithm=ranges" ;;
 	hnsw*) echo "-c hnsw.ef_search=100" ;;
 	*) echo "" ;;
 	esac
@@ -323,11 +327,12 @@ arms_tier() {	# arms_tier TIER
 			[ -z "$sfx" ] && run_arm "$tier" index_limit100 "$s" 100 "$clients" index_limit100
 			run_arm "$tier" index_maxscore "$s" 10 "$clients" "index_maxscore$sfx"
 			run_arm "$tier" index_exhaustive "$s" 10 "$clients" "index_exhaustive$sfx"
+			run_arm "$tier" index_ranges "$s" 10 "$clients" "index_ranges$sfx"
 			# --metric ip,cosine: ORDER BY v <=> q through the cosine index
 			[ $TIER_COS = 1 ] && run_arm "$tier" index_cosine "$s" 10 "$clients" "index_cosine$sfx"
 		elif [ -z "$sfx" ] && [ $HAVE_AM = 0 ]; then
-			note "arms index, index_limit100, index_maxscore, index_exhaustive: skipped: index not available"
-			NOTES+=("arms index, index_limit100, index_maxscore, index_exhaustive skipped: index not available (no access method sparse_maxscore)")
+			note "arms index, index_limit100, index_maxscore, index_exhaustive, index_ranges: skipped: index not available"
+			NOTES+=("arms index, index_limit100, index_maxscore, index_exhaustive, index_ranges skipped: index not available (no access method sparse_maxscore)")
 		fi
 		if [ "$SHARDS" -gt 0 ] && [ -z "$sfx" ]; then	# --shards: 1 client, first set
 			run_arm "$tier" sharded "$s" 10 1 sharded

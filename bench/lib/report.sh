@@ -123,6 +123,63 @@ cosine_report() {
 		printf "`seqscan_cosine` (the seq scan under `ORDER BY v <=> q`, %s): exact %s against the brute force.\n\n", $3, $13 }' "$DIR/arms.tsv"
 }
 
+# the index's storage parameter ranges (--index-options), in words: which
+# segments get range data, the only ones on which index_ranges differs
+# from index_maxscore
+ranges_option_words() {
+	local v=auto
+	[[ ",$INDEX_OPTIONS" =~ [,\ ]ranges\ *=\ *([A-Za-z0-9_]+) ]] && v=${BASH_REMATCH[1],,}
+	case $v in
+	auto) echo "\`auto\` (the default): a build or a flush gives a segment range data when what it measures of the documents says it pays, a merge when all its inputs have it (src/README \"Ranges\")" ;;
+	on) echo "\`on\` (--index-options): every segment a build or a flush writes has range data, and a merge's when all its inputs have it" ;;
+	off) echo "\`off\` (--index-options): no segment has range data, so \`index_ranges\` ran MaxScore everywhere" ;;
+	*) echo "\`$v\` (--index-options)" ;;
+	esac
+}
+
+# auto_report TIER: the tier's "auto against every arm" section: per query
+# set and client count, index (algorithm auto) over the fastest of the
+# arms that force one algorithm, p50 and p99 each with its own fastest.
+# From arms.tsv and run.env's INDEX_OPTIONS alone (bench/report).
+auto_report() {
+	local tier=$1
+	awk -F'\t' -v t="$tier" '$1 == t && $2 ~ /^index_(maxscore|exhaustive|ranges)/ { f = 1 } END { exit !f }' "$DIR/arms.tsv" || return 0
+	echo "### \`auto\` against every arm"
+	echo
+	echo "\`index\` (sparse_maxscore.algorithm = auto) over the fastest of \`index_maxscore\`, \`index_exhaustive\` and"
+	echo "\`index_ranges\` on the same query set and client count, p50 and p99 each against its own fastest arm"
+	echo "(below 1x: auto is faster than every arm that forces one algorithm):"
+	echo
+	echo "| set | clients | \`index\` p50 ms | fastest p50 ms | p50 auto / fastest | \`index\` p99 ms | fastest p99 ms | p99 auto / fastest |"
+	echo "|---|---|---|---|---|---|---|---|"
+	awk -F'\t' -v t="$tier" -v first="${QSETS[0]}" '
+		function base(n, s, c) { if (c > 1) sub("_c" c "$", "", n); if (s != first) sub("_" s "$", "", n); return n }
+		function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2fx", x / y) : "-" }
+		$1 == t && $2 ~ /^index/ { b = base($2, $3, $4)
+			if (b != "index" && b != "index_maxscore" && b != "index_exhaustive" && b != "index_ranges") next
+			k = $3 SUBSEP $4
+			if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			p50[k, b] = $6; p99[k, b] = $8 }
+		END { split("index_maxscore index_exhaustive index_ranges", other, " ")
+			for (i = 1; i <= n; i++) { k = order[i]; split(k, sc, SUBSEP)
+				if (!((k, "index") in p50)) continue
+				b50 = b99 = ""
+				for (j = 1; j <= 3; j++) { a = other[j]
+					if (!((k, a) in p50)) continue
+					if (b50 == "" || p50[k, a] + 0 < p50[k, b50] + 0) b50 = a
+					if (b99 == "" || p99[k, a] + 0 < p99[k, b99] + 0) b99 = a }
+				if (b50 == "") continue
+				printf "| %s | %s | %s | %s (`%s`) | %s | %s | %s (`%s`) | %s |\n", sc[1], sc[2],
+					p50[k, "index"], p50[k, b50], b50, ratio(p50[k, "index"], p50[k, b50]),
+					p99[k, "index"], p99[k, b99], b99, ratio(p99[k, "index"], p99[k, b99]) } }' "$DIR/arms.tsv"
+	echo
+	echo "Range data: not counted (\`sparse_maxscore_info\` has no column for it, and the bench records nothing"
+	echo "that counts it). \`index_ranges\` prunes by range on the segments that have range data and runs MaxScore"
+	echo "on the others, so on an index without range data it equals \`index_maxscore\`. The index's storage"
+	echo "parameter ranges: $(ranges_option_words)."
+	echo
+}
+
 # mixed_report TIER: the tier's "Mixed read/write" section
 mixed_report() {
 	local tier=$1 info=${MIXED_INFO[$1]:-} b a moved bs bd bp as ad ap
@@ -498,6 +555,7 @@ report_md() {
 				echo "Per-query counters: not available (no function sparse_maxscore_last_scan())."
 				echo
 			fi
+			auto_report "$tier"
 			cosine_report "$tier"
 			floor_report "$tier"
 			[ -f "$DIR/latency_cdf_$tier.png" ] && { echo "![latency CDF, $tier documents](latency_cdf_$tier.png)"; echo; }

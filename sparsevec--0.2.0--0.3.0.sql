@@ -140,7 +140,7 @@ WHERE proname = 'sparse_maxscore_last_scan' AND pronargs = 0
 -- One row per segment of each pass of the same scan (top-k rounds, sorted
 -- passes, zero batches): which kernel scored it, the query terms'
 -- postings in it, the policy's estimate and what was decoded (src/README
--- "Which segments").
+-- "Choosing the kernel").
 CREATE FUNCTION sparse_maxscore_last_scan_segments(
 	OUT round integer,
 	OUT pass text,

@@ -441,7 +441,7 @@ COMMENT ON FUNCTION bm25_query(tsvector, regclass, integer, bigint) IS
 ------------------------------------------------------------------------
 
 -- A thirteenth column, pending_scored, and NULL while the session has run
--- no index scan.  The update appends the column in place (a user's view
+-- no index scan (and the fourteenth, postings_estimated, of issue 37).  The update appends the column in place (a user's view
 -- may use the function); a fresh install has no such view yet.
 
 DROP FUNCTION sparse_maxscore_last_scan();
@@ -459,7 +459,8 @@ CREATE FUNCTION sparse_maxscore_last_scan(
 	OUT segments_maxscore bigint,
 	OUT segments_ranges bigint,
 	OUT segments_ranges_gave_up bigint,
-	OUT pending_scored bigint)
+	OUT pending_scored bigint,
+	OUT postings_estimated bigint)
 	RETURNS record
 	AS 'MODULE_PATHNAME', 'spm_last_scan_sql'
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -556,33 +557,10 @@ COMMENT ON OPERATOR FAMILY sparsevec_cosine_ops USING sparse_maxscore IS
 ------------------------------------------------------------------------
 -- issue 37: what the policy chose and expected, per segment
 ------------------------------------------------------------------------
--- A fourteenth column of sparse_maxscore_last_scan(), postings_estimated
--- (the update appends it in place), and a function with one row per
--- segment of each pass of a scan (src/README "Which segments").
-
-DROP FUNCTION sparse_maxscore_last_scan();
-
-CREATE FUNCTION sparse_maxscore_last_scan(
-	OUT rounds bigint,
-	OUT postings_decoded bigint,
-	OUT blocks_decoded bigint,
-	OUT blocks_skipped bigint,
-	OUT windows bigint,
-	OUT windows_skipped bigint,
-	OUT candidates_scored bigint,
-	OUT rows_returned bigint,
-	OUT segments_exhaustive bigint,
-	OUT segments_maxscore bigint,
-	OUT segments_ranges bigint,
-	OUT segments_ranges_gave_up bigint,
-	OUT pending_scored bigint,
-	OUT postings_estimated bigint)
-	RETURNS record
-	AS 'MODULE_PATHNAME', 'spm_last_scan_sql'
-	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
-
-COMMENT ON FUNCTION sparse_maxscore_last_scan() IS
-	'work counters of the most recent sparse_maxscore index scan in this session; NULL if it ran none';
+-- A fourteenth column of sparse_maxscore_last_scan(), postings_estimated,
+-- created with the others in the issue 40 block above (the update appends
+-- it in place), and a function with one row per segment of each pass of a
+-- scan (src/README "Choosing the kernel").
 
 CREATE FUNCTION sparse_maxscore_last_scan_segments(
 	OUT round integer,

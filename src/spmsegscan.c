@@ -698,7 +698,6 @@ spm_segscores_begin(Relation index, SpmSegment *seg, int segno,
 		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
 	sq->counters->seg_exhaustive++;
 	ss->p = p;
-	ss->p.backoff = NULL;
 	ss->sq = sq;
 	ss->segno = segno;
 	ss->decoded = sq->counters->postings_decoded;

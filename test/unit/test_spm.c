@@ -2707,6 +2707,90 @@ policy_query(SpmBackoff *b, int algorithm, int nterms, double postings,
 	return p.run;
 }
 
+/*
+ * One round of a segment with range data under algorithm; the kernel
+ * gives up if gives_up.  Returns what the policy ran.
+ */
+static SpmRun
+policy_range_round(SpmBackoff *b, int algorithm, bool gives_up)
+{
+	SpmPolicy	p;
+
+	memset(&p, 0, sizeof(p));
+	p.algorithm = algorithm;
+	p.nterms = 40;
+	p.ndocs = 1000000;
+	p.nranges = 31250;
+	p.postings = 2000000;
+	p.ranges_data = p.ranges_usable = true;
+	p.backoff = b;
+	if (spm_policy_choose(&p) == SPM_RUN_RANGES)
+	{
+		CHECK(p.estimate == p.postings, "ranges estimate %g", p.estimate);
+		CHECK(algorithm != SPM_ALG_AUTO || p.fallback_cost > 0,
+			  "auto gave range pruning no price to give up at");
+		CHECK(algorithm == SPM_ALG_AUTO || p.fallback_cost == 0,
+			  "forced ranges may give up");
+		spm_policy_ranges_done(&p, !gives_up);
+	}
+	return p.run;
+}
+
+/*
+ * Range pruning's backoff (spm_policy_ranges_done): one give-up skips
+ * nothing; 2, 3 .. 7 give-ups in a row skip the next 1, 3 .. 63 rounds;
+ * a round that finishes starts the count afresh; forced ranges never
+ * skips.
+ */
+static void
+test_policy_range_backoff(void)
+{
+	SpmBackoff	b;
+	int			tried;
+
+	memset(&b, 0, sizeof(b));
+
+	/* give-ups far apart: every round tries range pruning */
+	for (int i = 0; i < 100; i++)
+		CHECK(policy_range_round(&b, SPM_ALG_AUTO, i % 2 == 0) == SPM_RUN_RANGES,
+			  "round %d after a single give-up skipped range pruning", i);
+
+	/* give-ups in a row: tries at 1, 2, 4, 8, 16, 32, 64, 128, 192 .. */
+	memset(&b, 0, sizeof(b));
+	for (int round = 1, next = 1, g = 0; round <= 400; round++)
+	{
+		SpmRun		r = policy_range_round(&b, SPM_ALG_AUTO, true);
+
+		CHECK((r == SPM_RUN_RANGES) == (round == next),
+			  "round %d: ran %d, range pruning expected at round %d",
+			  round, (int) r, next);
+		if (r == SPM_RUN_RANGES)
+		{
+			g = Min(g + 1, 7);
+			next = round + (1 << (g - 1));
+		}
+	}
+
+	/* one round that finishes resets it: the next give-up skips nothing */
+	memset(&b, 0, sizeof(b));
+	tried = 0;
+	for (int i = 0; i < 64; i++)
+		tried += policy_range_round(&b, SPM_ALG_AUTO, true) == SPM_RUN_RANGES;
+	CHECK(tried == 7, "64 rounds that all give up tried range pruning %d times",
+		  tried);
+	while (policy_range_round(&b, SPM_ALG_AUTO, false) != SPM_RUN_RANGES)
+		;
+	CHECK(policy_range_round(&b, SPM_ALG_AUTO, true) == SPM_RUN_RANGES &&
+		  policy_range_round(&b, SPM_ALG_AUTO, true) == SPM_RUN_RANGES &&
+		  policy_range_round(&b, SPM_ALG_AUTO, true) != SPM_RUN_RANGES,
+		  "after a finished round, a skip came before the second give-up in a row");
+
+	/* algorithm = ranges runs it on every round, whatever it did before */
+	for (int i = 0; i < 20; i++)
+		CHECK(policy_range_round(&b, SPM_ALG_RANGES, true) == SPM_RUN_RANGES,
+			  "algorithm ranges skipped range pruning");
+}
+
 static void
 test_policy(void)
 {
@@ -2771,6 +2855,8 @@ test_policy(void)
 		CHECK(policy_query(&b, SPM_ALG_EXHAUSTIVE, 4, 200000, 0.1) == SPM_RUN_EXHAUSTIVE,
 			  "algorithm exhaustive switched");
 	}
+
+	test_policy_range_backoff();
 }
 
 int

@@ -228,3 +228,28 @@ WHERE a.amname = 'sparse_maxscore' ORDER BY opcname;
 
 DROP TABLE spm_l2, spm_l2_queries;
 DROP FUNCTION spm_l2_sv(int), spm_l2_check(text);
+
+-- the norm postings' term is one dimension more: at 65,535 dimensions the
+-- forward copy still has 16-bit terms (the norm's is 65,535), at 65,536
+-- it has 32-bit ones; elements on the last dimension, range data, verify
+SET enable_seqscan = off;
+CREATE TABLE spm_l2_wide (id int NOT NULL, v sparsevec);
+CREATE INDEX spm_l2_wide_idx ON spm_l2_wide USING sparse_maxscore (v sparsevec_l2_ops)
+	WITH (ranges = on);
+INSERT INTO spm_l2_wide SELECT i, to_sparsevec(ARRAY[1 + i % 3, 65535 - i % 2],
+	ARRAY[i % 4 + 1, -(i % 3) - 0.5]::real[], 65535) FROM generate_series(1, 300) i;
+SELECT sparse_maxscore_flush('spm_l2_wide_idx') > 0 AS flushed;
+SELECT sparse_maxscore_verify('spm_l2_wide_idx');
+SELECT spm_check($$SELECT id, v <-> '{2:1,65535:-1}/65535' AS d FROM spm_l2_wide
+	ORDER BY v <-> '{2:1,65535:-1}/65535'$$, 10) AS dims_65535;
+TRUNCATE spm_l2_wide;
+INSERT INTO spm_l2_wide SELECT i, to_sparsevec(ARRAY[1 + i % 3, 65536 - i % 2],
+	ARRAY[i % 4 + 1, -(i % 3) - 0.5]::real[], 65536) FROM generate_series(1, 300) i;
+SELECT sparse_maxscore_flush('spm_l2_wide_idx') > 0 AS flushed;
+SELECT sparse_maxscore_verify('spm_l2_wide_idx');
+SELECT spm_check($$SELECT id, v <-> '{2:1,65536:-1}/65536' AS d FROM spm_l2_wide
+	ORDER BY v <-> '{2:1,65536:-1}/65536'$$, 10) AS dims_65536;
+SELECT spm_check($$SELECT id, v <-> '{2:1,65536:-1}/65536' AS d FROM spm_l2_wide
+	ORDER BY v <-> '{2:1,65536:-1}/65536'$$) AS dims_65536_all;
+DROP TABLE spm_l2_wide;
+RESET enable_seqscan;

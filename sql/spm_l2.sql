@@ -109,9 +109,29 @@ SELECT * FROM spm_l2_check('id % 3 = 0');
 SELECT count(*) FROM (SELECT id FROM spm_l2 ORDER BY v <-> '{1:1,2:2}/60' LIMIT 10) s;
 SELECT rows_returned > 10 AS rechecked_past_the_limit FROM sparse_maxscore_last_scan();
 -- rows farther from q than |q| score below 0: a LIMIT past the rows
--- nearer than |q| sorts every negative row (the NEGATIVE pass)
+-- nearer than |q| reads them in NEGATIVE top-k rounds, each scoring every
+-- row but keeping only k of them.  Here about 420 rows (the empty and the
+-- tiny vectors) are at distance |q| or a hair above, under the bound of
+-- none of them: the executor takes them all
 SELECT count(*) FROM (SELECT id FROM spm_l2 ORDER BY v <-> '{58:1}/60' LIMIT 10) s;
 SELECT array_agg(DISTINCT pass ORDER BY pass) AS passes FROM sparse_maxscore_last_scan_segments();
+-- on random vectors, a round or two for a LIMIT 10
+CREATE TABLE spm_l2_rand (id int NOT NULL, v sparsevec(60));
+INSERT INTO spm_l2_rand SELECT i, spm_rand_sv(60, 8, NULL, 0.2) FROM generate_series(1, 2000) i;
+CREATE INDEX spm_l2_rand_idx ON spm_l2_rand USING sparse_maxscore (v sparsevec_l2_ops);
+SELECT spm_check($$SELECT id, v <-> '{58:1}/60' AS d FROM spm_l2_rand ORDER BY v <-> '{58:1}/60'$$, 10)
+	AS rand_limit_10;
+SELECT count(*) FROM (SELECT id FROM spm_l2_rand ORDER BY v <-> '{58:1}/60' LIMIT 10) s;
+SELECT (SELECT count(*) FROM sparse_maxscore_last_scan_segments() WHERE pass = 'negative') AS negative_rounds,
+	rows_returned < 20 AS few_rows
+FROM sparse_maxscore_last_scan();
+DROP TABLE spm_l2_rand;
+-- without a LIMIT the rounds double k until work_mem would not hold it,
+-- then the rest is sorted (after the rounds' cursor)
+SET work_mem = '64kB';
+SELECT * FROM spm_l2_check();
+SELECT * FROM spm_l2_check('id % 3 = 0');
+RESET work_mem;
 
 -- pending rows next to segments
 INSERT INTO spm_l2 SELECT i, spm_l2_sv(i) FROM generate_series(3001, 3400) i;

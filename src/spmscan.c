@@ -19,7 +19,11 @@
  *				into a tuplesort (spills to disk), streamed.
  *	ZERO		rows scoring exactly 0, in docid order, in growing batches.
  *	NEGATIVE	rows scoring below 0 into a tuplesort, streamed (skipped
- *				when no query weight and no indexed weight is negative).
+ *				when no query weight and no indexed weight is negative);
+ *				for an L2 index, where nearly every row is negative,
+ *				exact top-k rounds of them instead, k doubling, every row
+ *				scored each round, and the tuplesort only when k would
+ *				outgrow work_mem.
  *	NULLS		NULL rows in docid order.
  *	ALL			for a NULL query: every row in docid order (every distance
  *				is NULL, so any order is correct).
@@ -33,8 +37,8 @@
  * then q.d - |d|^2 / 2, and the scan reports l2_distance(s), a lower bound
  * of the operator's <->, with xs_recheckorderby set.  Most L2 scores are
  * negative: every row farther than |q| from the query comes from the
- * NEGATIVE phase, a sort of all of them, which always runs for L2.  The
- * phases work on the scores unchanged.
+ * NEGATIVE phase, which always runs for L2, in top-k rounds.  The phases
+ * work on the scores unchanged.
  *
  * Every round, pass and batch runs inside one amgettuple call, holding
  * SPM_SCAN_LOCK in share mode, from one copy of the metapage; all TIDs it
@@ -102,6 +106,8 @@ typedef struct SpmScanOpaqueData
 	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
 								 * of score 0 shares no term with the query:
 								 * its <=> is exactly 1 (or NaN) */
+	bool		neg_started;	/* L2: the NEGATIVE rounds have begun */
+	bool		neg_sort;		/* L2: they went on as a sorted pass */
 	/*
 	 * A flush or a merge between two rounds can raise the bound of a row
 	 * this scan has not returned yet above the cursor (quantized weights
@@ -467,6 +473,67 @@ run_round(IndexScanDesc scan)
 	}
 	else if (k > so->kmax / 2)
 		so->state = SPM_SCAN_SORTED;
+	else
+		so->k = k * 2;
+}
+
+/*
+ * L2: one NEGATIVE round, the exact top-k rows of negative score after the
+ * cursor, every row scored (no bound prunes below 0).  The cursor starts
+ * afresh: every row returned before scored 0 or more.  Like the negative
+ * sorted pass it refuses a structure change, since bounds may have moved
+ * across 0 (README "Structure changes during a scan").  When k would
+ * outgrow work_mem the rest goes to the sorted pass, after the cursor.
+ */
+static void
+neg_round(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SpmMetaPageData meta;
+	MemoryContext old = begin_round(scan, &meta);
+	SpmSegment **segs = get_segments(scan, &meta);
+	SpmTopK		topk;
+	int			k;
+
+	so->counters.rounds++;
+	refuse_change(scan, &meta);
+	if (!so->neg_started)
+	{
+		so->neg_started = true;
+		so->after.active = false;
+		/* a LIMIT's rows and the rescored rows past it, as run_round does */
+		so->k = so->limit_hint > 0 ?
+			so->limit_hint + Max(so->limit_hint / 2, SPM_RECHECK_EXTRA) :
+			spm_initial_k;
+		so->k = Min(Max(so->k, 16), so->kmax);
+	}
+	k = so->k;
+	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
+
+	so->counters.pending_scored +=
+		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
+						 SPM_PHASE_NEGATIVE, &so->after, &topk);
+	for (uint32 i = 0; i < meta.nsegments; i++)
+		spm_segscan_topk_negative(scan->indexRelation, segs[i], (int) i,
+								  &meta.segments[i], meta.pending_docid_lo,
+								  &so->sq, &so->after, &topk);
+
+	spm_topk_sort(&topk);
+	if (topk.n > 0)
+	{
+		so->after.active = true;
+		so->after.score = topk.heap[topk.n - 1].score;
+		so->after.docid = topk.heap[topk.n - 1].docid;
+	}
+	so->hits = topk.heap;
+	so->nhits = topk.n;
+	resolve_tids(scan, &meta, segs, so->hits, so->nhits);
+	end_round(scan, old);
+
+	if (topk.n < k)
+		so->state = SPM_SCAN_NULLS;	/* no negative row is left */
+	else if (k > so->kmax / 2)
+		so->neg_sort = true;
 	else
 		so->k = k * 2;
 }
@@ -988,6 +1055,8 @@ start_scan(IndexScanDesc scan)
 	so->recheck = so->kind == SPM_KIND_COSINE || so->kind == SPM_KIND_L2;
 	so->zero_decided = false;
 	so->zero_is_one = false;
+	so->neg_started = false;
+	so->neg_sort = false;
 	so->pos = 0;
 	so->batch = 256;
 }
@@ -1046,6 +1115,11 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 				stream_batch(scan);
 				break;
 			case SPM_SCAN_NEGATIVE:
+				if (so->kind == SPM_KIND_L2 && !so->neg_sort)
+				{
+					neg_round(scan);
+					break;
+				}
 				{
 					SpmMetaPageData meta;
 

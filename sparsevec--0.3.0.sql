@@ -555,6 +555,27 @@ COMMENT ON OPERATOR FAMILY sparsevec_cosine_ops USING sparse_maxscore IS
 	'cosine distance (<=>) ordering for sparse_maxscore';
 
 ------------------------------------------------------------------------
+-- L2 distance for sparse_maxscore
+------------------------------------------------------------------------
+-- An index of this class stores, for each non-empty document, one more
+-- posting on a term past the index's dimensions holding -|d|^2 / 2
+-- (rounded towards zero), and serves ORDER BY v <-> q exactly: it ranks
+-- rows by q.d - |d|^2 / 2, hands the executor a lower bound of each row's
+-- distance and the executor rechecks the exact <-> (src/README "Cosine and
+-- L2").
+
+CREATE OPERATOR CLASS sparsevec_l2_ops
+	FOR TYPE sparsevec USING sparse_maxscore AS
+	OPERATOR 1 <-> (sparsevec, sparsevec) FOR ORDER BY float_ops,
+	FUNCTION 1 l2_distance(sparsevec, sparsevec);
+
+COMMENT ON OPERATOR CLASS sparsevec_l2_ops USING sparse_maxscore IS
+	'L2 distance (<->) ordering for sparse_maxscore';
+
+COMMENT ON OPERATOR FAMILY sparsevec_l2_ops USING sparse_maxscore IS
+	'L2 distance (<->) ordering for sparse_maxscore';
+
+------------------------------------------------------------------------
 -- issue 37: what the policy chose and expected, per segment
 ------------------------------------------------------------------------
 -- A fourteenth column of sparse_maxscore_last_scan(), postings_estimated,

@@ -168,7 +168,8 @@ EXPLAIN (COSTS OFF) SELECT id FROM spm_cos ORDER BY v <=> '{1:1}/60' LIMIT 5;
 CREATE INDEX spm_cos_idx ON spm_cos USING sparse_maxscore (v sparsevec_cosine_ops);
 DROP INDEX spm_cos_ip;
 EXPLAIN (COSTS OFF) SELECT id FROM spm_cos ORDER BY v <#> '{1:1}/60' LIMIT 5;
--- <-> and <+> have no operator class: a seq scan and a sort
+-- <-> has no index here (sparsevec_l2_ops is its class: spm_l2) and <+>
+-- has no operator class: a seq scan and a sort
 EXPLAIN (COSTS OFF) SELECT id FROM spm_cos ORDER BY v <-> '{1:1}/60' LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM spm_cos ORDER BY v <+> '{1:1}/60' LIMIT 5;
 

@@ -38,6 +38,12 @@ CREATE OPERATOR CLASS spm_v_wrapped FOR TYPE sparsevec USING sparse_maxscore AS
 	OPERATOR 1 <#~> (sparsevec, sparsevec) FOR ORDER BY float_ops,
 	FUNCTION 1 spm_v_wrap(sparsevec, sparsevec);
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'spm_v_wrapped';
+CREATE OPERATOR CLASS spm_v_l1 FOR TYPE sparsevec USING sparse_maxscore AS
+	OPERATOR 1 <+> (sparsevec, sparsevec) FOR ORDER BY float_ops,
+	FUNCTION 1 l1_distance(sparsevec, sparsevec);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'spm_v_l1';
+-- (the L2 distance is one the index serves: a copy of sparsevec_l2_ops
+-- is valid)
 CREATE OPERATOR CLASS spm_v_l2 FOR TYPE sparsevec USING sparse_maxscore AS
 	OPERATOR 1 <-> (sparsevec, sparsevec) FOR ORDER BY float_ops,
 	FUNCTION 1 l2_distance(sparsevec, sparsevec);
@@ -103,6 +109,7 @@ SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'spm_v_later';
 
 DROP OPERATOR FAMILY spm_v_alias USING sparse_maxscore;
 DROP OPERATOR FAMILY spm_v_wrapped USING sparse_maxscore;
+DROP OPERATOR FAMILY spm_v_l1 USING sparse_maxscore;
 DROP OPERATOR FAMILY spm_v_l2 USING sparse_maxscore;
 DROP OPERATOR FAMILY spm_v_mixed USING sparse_maxscore;
 DROP OPERATOR FAMILY spm_v_search USING sparse_maxscore;

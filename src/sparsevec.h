@@ -186,6 +186,45 @@ spv_cosine_normalize(const float *in, float *out, int n)
 }
 
 /*
+ * L2 distance, and what an L2 index stores (src/README "Cosine and L2").
+ *
+ * An index of sparsevec_l2_ops ranks documents by q.d - |d|^2 / 2 and keeps
+ * -|d|^2 / 2 as one more posting of every document with elements, on the
+ * term just past the index's dimensions (so it is the last product of the
+ * canonical sum, with query weight 1).  Its weight must never be below the
+ * real -|d|^2 / 2 (a score's bound must be at least the real score), so
+ * it is spv_l2_norm_weight(sum) of the squared norm summed with
+ * spv_norm_add in ascending index order from +0.0 (sum of n elements):
+ *   - sum is at most |d|^2 (1 + 1.01 (n - 1) 2^-53) (a sum of non-negative
+ *     exact squares), so fl(sum * (1 - (n + 2) 2^-51)) is below |d|^2
+ *     (1 - (n + 2) 2^-51 is exact for n < 2^27);
+ *   - halving is exact, and the float4 is rounded towards zero;
+ *   - beyond float4 range it is -FLT_MAX (above the real value); a weight
+ *     that would be 0 is -FLT_TRUE_MIN instead (a posting is never 0),
+ *     which may be below the real value by less than 2^-149: the scan's
+ *     slack covers it.
+ * The writer's sink and the pending list's scoring both use it.
+ */
+static inline float
+spv_l2_norm_weight(double sum, int n)
+{
+	double		low = (sum * (1.0 - (double) (n + 2) * (1.0 / 2251799813685248.0))) * 0.5;
+	float		f;
+
+	if (low >= (double) FLT_MAX)
+		f = FLT_MAX;
+	else
+	{
+		f = (float) low;
+		if ((double) f > low)
+			f = nextafterf(f, 0.0f);
+	}
+	if (f == 0.0f)
+		f = FLT_TRUE_MIN;
+	return -f;
+}
+
+/*
  * A filter of a vector's indices: bit (index mod SPV_FILTER_BITS) is set for
  * each, so that an index whose bit is clear (most, for a short vector) is
  * rejected by one load and a test; a set bit may come from another index

@@ -81,8 +81,17 @@ extern int	spm_debug_round_delay;
 typedef enum SpmKind
 {
 	SPM_KIND_IP = 0,			/* sparsevec_ip_ops: <#> */
-	SPM_KIND_COSINE = 1			/* sparsevec_cosine_ops: <=> */
+	SPM_KIND_COSINE = 1,		/* sparsevec_cosine_ops: <=> */
+	SPM_KIND_L2 = 2				/* sparsevec_l2_ops: <->, with a norm posting
+								 * per document (spm_l2_term) */
 } SpmKind;
+
+/*
+ * L2: the term of a document's norm posting (-|d|^2 / 2), just past the
+ * index's dimensions; segments of an L2 index have one dimension more
+ * than their vectors (README "Cosine and L2").
+ */
+#define spm_l2_term(dims)	((uint32) (dims))
 
 /* ----------------------------------------------------------------
  * Prototypes

@@ -246,6 +246,7 @@ typedef struct VerifyState
 	int32		last;
 	int32		dims;
 	uint64		docid;
+	SpmKind		kind;			/* the index's operator class */
 } VerifyState;
 
 static void
@@ -322,6 +323,23 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 			buf = repalloc(buf, cap * sizeof(SpmFwdElem));
 		}
 		pos = SpmReadFwdElems(index, seg, pos, nnz, buf, &pin);
+
+		/*
+		 * L2: a document's last element is its norm posting, with the
+		 * weight its other elements give (README "Cosine and L2")
+		 */
+		if (vs->kind == SPM_KIND_L2 && nnz > 0)
+		{
+			double		sum = 0.0;
+
+			for (uint32 i = 0; i + 1 < nnz; i++)
+				sum = spv_norm_add(sum, buf[i].w);
+			if (nnz < 2 || seg->hdr.dims < 2 ||
+				buf[nnz - 1].term != spm_l2_term(seg->hdr.dims - 1) ||
+				buf[nnz - 1].w != spv_l2_norm_weight(sum, (int) nnz - 1))
+				verify_fail(index, "segment %u document %u of the forward copy has no valid norm posting",
+							seg->segment_id, d);
+		}
 		for (uint32 i = 0; i < nnz; i++)
 		{
 			if ((i > 0 && buf[i].term <= buf[i - 1].term) ||
@@ -446,6 +464,14 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 	uint32	   *tdocs = NULL;
 	float	   *tws = NULL;
 	uint32		tcap = 0;
+	bool		l2 = vs->kind == SPM_KIND_L2;
+	uint32		l2_term = spm_l2_term(meta->dims);
+	uint32		l2_df = 0;		/* norm postings */
+
+	/* L2: the segment's terms include the norm postings' (README "Cosine and L2") */
+	if (l2 && seg->hdr.dims != 0 && seg->hdr.dims != meta->dims + 1)
+		verify_fail(index, "segment %u has %d dimensions, an L2 index of %d dimensions needs %d",
+					seg->segment_id, seg->hdr.dims, meta->dims, meta->dims + 1);
 
 	pages = SpmSegmentPages(index, seg, &npages);
 	for (int i = 0; i < npages; i++)
@@ -506,9 +532,11 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 			if (anyterm && e->term <= prevterm)
 				verify_fail(index, "segment %u dictionary is not sorted at term %u",
 							seg->segment_id, e->term);
-			if (meta->dims > 0 && e->term >= (uint32) meta->dims)
+			if (meta->dims > 0 && e->term >= (uint32) meta->dims + (l2 ? 1 : 0))
 				verify_fail(index, "segment %u has term %u beyond %d dimensions",
 							seg->segment_id, e->term, meta->dims);
+			if (l2 && e->term == l2_term)
+				l2_df = e->df;
 			anyterm = true;
 			prevterm = e->term;
 			nterms++;
@@ -539,6 +567,10 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 				SpmReadPostingBlock(index, seg, skips[b].blkno, skips[b].off,
 									skips[b].count, skips[b].last_docid, false,
 									docs, ws, &exp, &pin);
+				/* L2: norm postings are never quantized (spmpipeline.c) */
+				if (l2 && e->term == l2_term && exp != SPM_QEXP_EXACT)
+					verify_fail(index, "segment %u block %d of the norm postings is quantized",
+								seg->segment_id, b);
 				if (exp == SPM_QEXP_EXACT)
 					memcpy(los, ws, skips[b].count * sizeof(float));
 				else
@@ -566,6 +598,16 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 					if (bitset_get(nulls, docs[j]))
 						verify_fail(index, "segment %u term %u has a posting for the NULL row %u",
 									seg->segment_id, e->term, docs[j]);
+
+					/*
+					 * L2: the norm term comes last; a norm posting is
+					 * negative and belongs to a document with elements
+					 */
+					if (l2 && e->term == l2_term &&
+						(!(los[j] < 0.0f) ||
+						 !((hasposting[docs[j] / 8] >> (docs[j] % 8)) & 1)))
+						verify_fail(index, "segment %u document %u has an invalid norm posting",
+									seg->segment_id, docs[j]);
 					if ((exp == SPM_QEXP_EXACT && ws[j] == 0.0f) ||
 						isnan(ws[j]) || isinf(ws[j]) || !(los[j] <= ws[j]))
 						verify_fail(index, "segment %u term %u has an invalid weight",
@@ -600,6 +642,18 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 		CHECK_FOR_INTERRUPTS();
 	}
 	SpmUnpin(&pin);
+
+	/* L2: every document with elements has its norm posting */
+	if (l2)
+	{
+		uint32		withelems = 0;
+
+		for (uint32 d = 0; d < ndocs; d++)
+			withelems += (hasposting[d / 8] >> (d % 8)) & 1;
+		if (withelems != l2_df)
+			verify_fail(index, "segment %u has %u documents with elements and %u norm postings",
+						seg->segment_id, withelems, l2_df);
+	}
 	if (nterms != seg->hdr.nterms)
 		verify_fail(index, "segment %u has %u terms, its header says %u",
 					seg->segment_id, nterms, seg->hdr.nterms);
@@ -706,7 +760,13 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 	vs.nblocks = RelationGetNumberOfBlocks(index);
 	vs.used = palloc0(vs.nblocks / 8 + 1);
 	vs.dims = meta.dims;
+	vs.kind = spm_index_kind(index);
 	use_page(&vs, SPM_METAPAGE_BLKNO, "meta");
+	if (meta.nsegments > 0 &&
+		(((meta.flags & SPM_META_COSINE) != 0) != (vs.kind == SPM_KIND_COSINE) ||
+		 ((meta.flags & SPM_META_L2) != 0) != (vs.kind == SPM_KIND_L2)))
+		verify_fail(index, "the metapage's flags %x do not match the index's operator class",
+					meta.flags);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
 	{

@@ -170,6 +170,10 @@ StaticAssertDecl(sizeof(SpmMetaPageData) <= SPM_PAGE_CONTENT,
 									 * their document's norm: the index is of
 									 * sparsevec_cosine_ops (README "Cosine
 									 * and L2") */
+#define SPM_META_L2			0x0004	/* segments hold a norm posting per
+									 * document: the index is of
+									 * sparsevec_l2_ops (README "Cosine and
+									 * L2") */
 
 /* ----------------------------------------------------------------
  * Segments (immutable once published, except the alive bitset)

@@ -16,7 +16,9 @@
  * spv_dot makes (ascending index order, double, from +0.0), so a pending
  * document scores bit for bit what it will score once flushed (for an
  * index of sparsevec_cosine_ops, against its weights divided by its norm,
- * spv_cosine_weight, as the writer stores them).  A reader
+ * spv_cosine_weight, as the writer stores them; for one of sparsevec_l2_ops,
+ * with the norm posting the writer adds, spv_l2_norm_weight, as the last
+ * product).  A reader
  * only considers documents with pending_docid_lo <= docid < next_docid of
  * its copy of the metapage; later ones were linked after it read the
  * metapage, by transactions its snapshot cannot see.  See README "Pending
@@ -231,6 +233,8 @@ typedef struct ScoreState
 	uint64		from_docid;
 	bool		cosine;			/* SPM_KIND_COSINE: score the normalized
 								 * document */
+	bool		l2;				/* SPM_KIND_L2: add the norm posting's
+								 * product (query weight 1) */
 	/* the current document */
 	bool		wanted;
 	bool		isnull;
@@ -239,6 +243,7 @@ typedef struct ScoreState
 	int			j;				/* position in the query */
 	double		sum;
 	int64		scored;			/* documents scored against the query */
+	int32		nnz;			/* L2: the document's elements */
 	/* cosine: the document's squared norm, its matches (q, w) in order */
 	double		sqnorm;
 	int			nmatch;
@@ -262,6 +267,7 @@ score_begin(void *arg, uint64 docid, ItemPointer tid, uint16 flags, int32 nnz)
 	ss->sum = 0.0;
 	ss->sqnorm = 0.0;
 	ss->nmatch = 0;
+	ss->nnz = nnz;
 }
 
 /*
@@ -307,6 +313,12 @@ score_elems(void *arg, const int32 *idx, const float4 *val, int n)
 		cosine_elems(ss, idx, val, n);
 		return;
 	}
+	/* L2: the squared norm, summed as the writer sums it */
+	if (ss->l2)
+	{
+		for (int i = 0; i < n; i++)
+			ss->sqnorm = spv_norm_add(ss->sqnorm, val[i]);
+	}
 	if (ss->dense)
 	{
 		/* same additions, in the document's (ascending) index order */
@@ -348,6 +360,15 @@ score_end(void *arg)
 								spv_cosine_weight(ss->match_w[i], norm));
 		ss->sum = sum;
 	}
+
+	/*
+	 * L2: the norm posting the writer adds after a document's elements, on
+	 * a term past every query term but the norm's own (weight 1): the last
+	 * addition of the canonical sum
+	 */
+	if (ss->l2 && !ss->isnull && ss->nnz > 0)
+		ss->sum = spv_score_add(ss->sum, 1.0f,
+								spv_l2_norm_weight(ss->sqnorm, ss->nnz));
 	if (!ss->isnull && ss->query != NULL)
 		ss->scored++;
 	ss->cb(ss->cbarg, ss->isnull ? NAN : ss->sum, ss->docid, &ss->tid);
@@ -382,6 +403,7 @@ spm_pending_scan(Relation index, const SpmMetaPageData *meta,
 		ss.match_q = palloc(Max(query->nnz, 1) * sizeof(float));
 		ss.match_w = palloc(Max(query->nnz, 1) * sizeof(float));
 	}
+	ss.l2 = kind == SPM_KIND_L2 && query != NULL;
 
 	/*
 	 * A dense table of the query's weights makes scoring a lookup per

@@ -19,7 +19,10 @@
  * (README "Cosine and L2"): the one per-document transformation, made on
  * the documents of the sources whose elements the sink sorts (the heap,
  * the pending list); a merge's posting lists and forward copies are
- * already stored so.
+ * already stored so.  For an index of sparsevec_l2_ops the same sources'
+ * documents get one more element, their norm posting (spm_l2_term, the
+ * weight spv_l2_norm_weight), every segment has one dimension more than
+ * the index's vectors, and the norm postings are never quantized.
  *
  * A change of the index's structure then takes the steps of README "Flush
  * and compaction": write (spm_segment_write), publish, drain, free (all
@@ -62,6 +65,17 @@ struct SpmSink
 	Size		wait_cap;
 	int32	   *wait_idx;
 	float	   *wait_val;
+
+	/*
+	 * L2: the index's segments have dims + 1 dimensions; l2 (a source whose
+	 * documents are raw) adds to each document with elements its norm
+	 * posting after its last element, which it sums meanwhile.
+	 */
+	SpmKind		kind;
+	bool		l2;
+	int32		l2_nnz;			/* elements of the current document */
+	int32		l2_left;		/* of which still to come */
+	double		l2_sum;			/* their squares so far (spv_norm_add) */
 };
 
 /* hand the writer and the sorter a document whose elements are all here */
@@ -90,7 +104,7 @@ sink_put(SpmSink *sink, const int32 *idx, const float *val, int n)
 void
 spm_sink_doc_begin(SpmSink *sink, ItemPointer tid, uint8 flags, int32 nnz)
 {
-	if (sink->wait_nnz > 0)
+	if (sink->wait_nnz > 0 || sink->l2_left > 0)
 		elog(ERROR, "sparse_maxscore: a document began before the previous one had its elements");
 	sink->curlive = !(flags & (SPM_DOC_NULL | SPM_DOC_DEAD));
 	if (!(flags & SPM_DOC_DEAD))
@@ -121,6 +135,17 @@ spm_sink_doc_begin(SpmSink *sink, ItemPointer tid, uint8 flags, int32 nnz)
 		sink->wait_have = 0;
 		return;
 	}
+	if (sink->l2 && sink->curlive && nnz > 0)
+	{
+		/* its elements, then its norm posting (spm_sink_doc_elems) */
+		if (sink->dims <= 0)
+			elog(ERROR, "sparse_maxscore: a document with elements before the index's dimensions");
+		spm_writer_doc(sink->writer, tid, flags, nnz + 1);
+		sink->l2_nnz = nnz;
+		sink->l2_left = nnz;
+		sink->l2_sum = 0.0;
+		return;
+	}
 	spm_writer_doc(sink->writer, tid, flags, sink->curlive ? nnz : 0);
 }
 
@@ -146,6 +171,25 @@ spm_sink_doc_elems(SpmSink *sink, const int32 *idx, const float *val, int n)
 		sink_put(sink, sink->wait_idx, sink->wait_val, sink->wait_have);
 		return;
 	}
+	if (sink->l2)
+	{
+		int32		term;
+		float		w;
+
+		if (n > sink->l2_left)
+			elog(ERROR, "sparse_maxscore: a document has more elements than it said");
+		for (int i = 0; i < n; i++)
+			sink->l2_sum = spv_norm_add(sink->l2_sum, val[i]);
+		sink_put(sink, idx, val, n);
+		sink->l2_left -= n;
+		if (sink->l2_left > 0 || n == 0)
+			return;
+		/* the last element is in: the norm posting follows it */
+		term = (int32) spm_l2_term(sink->dims);
+		w = spv_l2_norm_weight(sink->l2_sum, sink->l2_nnz);
+		sink_put(sink, &term, &w, 1);
+		return;
+	}
 	sink_put(sink, idx, val, n);
 }
 
@@ -153,7 +197,7 @@ spm_sink_doc_elems(SpmSink *sink, const int32 *idx, const float *val, int n)
 void
 spm_sink_doc_fwd(SpmSink *sink, const SpmFwdElem *elems, int n)
 {
-	Assert(!sink->cosine);
+	Assert(!sink->cosine && !sink->l2);
 	if (!sink->curlive)
 		return;
 	spm_writer_doc_fwd(sink->writer, elems, n);
@@ -184,7 +228,9 @@ spm_sink_set_dims(SpmSink *sink, int32 dims)
 	if (dims == sink->dims)
 		return;
 	sink->dims = dims;
-	spm_writer_set_dims(sink->writer, dims);
+	/* L2: the norm postings' term is one more dimension */
+	spm_writer_set_dims(sink->writer,
+						sink->kind == SPM_KIND_L2 && dims > 0 ? dims + 1 : dims);
 }
 
 /*
@@ -257,15 +303,21 @@ spm_segment_write(Relation index, const SpmWriteTarget *target,
 		spm_writer_ranges_auto(sink.writer);
 	if (!opts->quantize)
 		spm_writer_exact(sink.writer);
+	sink.kind = spm_index_kind(index);
+	/* L2: norm postings stay exact, so that their bounds are tight */
+	if (sink.kind == SPM_KIND_L2)
+		spm_writer_exact_last_term(sink.writer);
 	spm_sink_set_dims(&sink, target->dims);
 	if (src->postings == NULL)
 		sink.sorter = spm_sorter_begin(src->sort_mem, src->progress);
 	/* raw documents of a cosine index are normalized ("Cosine and L2") */
-	sink.cosine = spm_index_kind(index) == SPM_KIND_COSINE && src->postings == NULL;
+	sink.cosine = sink.kind == SPM_KIND_COSINE && src->postings == NULL;
+	/* and those of an L2 index get their norm postings */
+	sink.l2 = sink.kind == SPM_KIND_L2 && src->postings == NULL;
 	sink.cxt = CurrentMemoryContext;
 
 	src->documents(src, &sink);
-	if (sink.wait_nnz > 0)
+	if (sink.wait_nnz > 0 || sink.l2_left > 0)
 		elog(ERROR, "sparse_maxscore: the last document lacks elements");
 	if (sink.wait_idx)
 	{
@@ -292,8 +344,10 @@ spm_segment_write(Relation index, const SpmWriteTarget *target,
 		spm_writer_finish(sink.writer, &out->ref);
 		out->written = true;
 		out->flags = spm_writer_flags(sink.writer);
-		if (spm_index_kind(index) == SPM_KIND_COSINE)
+		if (sink.kind == SPM_KIND_COSINE)
 			out->flags |= SPM_META_COSINE;
+		else if (sink.kind == SPM_KIND_L2)
+			out->flags |= SPM_META_L2;
 		out->nterms = spm_writer_nterms(sink.writer);
 		out->dims = sink.dims;
 	}

@@ -19,7 +19,11 @@
  *				into a tuplesort (spills to disk), streamed.
  *	ZERO		rows scoring exactly 0, in docid order, in growing batches.
  *	NEGATIVE	rows scoring below 0 into a tuplesort, streamed (skipped
- *				when no query weight and no indexed weight is negative).
+ *				when no query weight and no indexed weight is negative);
+ *				for an L2 index, where nearly every row is negative,
+ *				exact top-k rounds of them instead, k doubling, every row
+ *				scored each round, and the tuplesort only when k would
+ *				outgrow work_mem.
  *	NULLS		NULL rows in docid order.
  *	ALL			for a NULL query: every row in docid order (every distance
  *				is NULL, so any order is correct).
@@ -28,7 +32,13 @@
  * by its norm, and reports for a score s the distance cosine_distance(s),
  * a lower bound of the operator's <=>, with xs_recheckorderby set: the
  * executor computes the exact distance and reorders (README "Cosine and
- * L2").  The phases work on the scores unchanged.
+ * L2").  An index of sparsevec_l2_ops holds a norm posting -|d|^2 / 2 per
+ * document, which the scan adds to the query with weight 1: a score s is
+ * then q.d - |d|^2 / 2, and the scan reports l2_distance(s), a lower bound
+ * of the operator's <->, with xs_recheckorderby set.  Most L2 scores are
+ * negative: every row farther than |q| from the query comes from the
+ * NEGATIVE phase, which always runs for L2, in top-k rounds.  The phases
+ * work on the scores unchanged.
  *
  * Every round, pass and batch runs inside one amgettuple call, holding
  * SPM_SCAN_LOCK in share mode, from one copy of the metapage; all TIDs it
@@ -89,10 +99,15 @@ typedef struct SpmScanOpaqueData
 								 * rescores (README "Quantized weights") */
 	SpmKind		kind;			/* the distance the index serves */
 	double		qnorm;			/* COSINE: the query's norm, as <=> has it */
+	double		l2_qq;			/* L2: a lower bound of |q|^2 */
+	double		l2_slack;		/* L2: what a distance bound is lowered by */
+	double		l2_shrink;		/* L2: and the factor it is shrunk by */
 	bool		zero_decided;	/* COSINE: zero_is_one was set (ZERO phase) */
 	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
 								 * of score 0 shares no term with the query:
 								 * its <=> is exactly 1 (or NaN) */
+	bool		neg_started;	/* L2: the NEGATIVE rounds have begun */
+	bool		neg_sort;		/* L2: they went on as a sorted pass */
 	/*
 	 * A flush or a merge between two rounds can raise the bound of a row
 	 * this scan has not returned yet above the cursor (quantized weights
@@ -137,6 +152,9 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
  */
 #define SPM_COSINE_MARGIN	(1.0 / 1048576.0)
 
+/* L2: 2^-22, the relative margin of a distance bound (README "Cosine and L2") */
+#define SPM_L2_SHRINK		(1.0 - 1.0 / 4194304.0)
+
 /*
  * the most recent scan of this backend, for sparse_maxscore_last_scan()
  * and sparse_maxscore_last_scan_segments()
@@ -144,6 +162,31 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 SpmCounters spm_last_scan;
 SpmSegLog	spm_last_seglog;
 bool		spm_last_scan_valid = false;
+
+/*
+ * L2: the distance reported for a score s, a lower bound of the operator's
+ * <-> for every row of score s, non-decreasing as s decreases (every step
+ * is a correctly rounded operation that is monotone in its argument, then
+ * max with 0).  With Q the query's squared norm as summed in double (n
+ * terms), G = (n + 8) 2^-50 and g = sqrt(G), start_scan sets l2_qq =
+ * fl(Q (1 - G)), l2_slack = 2 g |q|c (1 + G) + 2^-70 and l2_shrink =
+ * 1 - g; the bound is
+ *     (sqrt(l2_qq - 2 s) (1 - 2^-22) - l2_slack) (1 - g)
+ * README "Cosine and L2" has the proof.
+ */
+static double
+l2_distance(SpmScanOpaque so, double s)
+{
+	double		b = so->l2_qq - 2.0 * s;
+	double		r;
+
+	if (!(b > 0.0))
+		return 0.0;
+	r = sqrt(b) * SPM_L2_SHRINK - so->l2_slack;
+	if (!(r > 0.0))
+		return 0.0;
+	return r * so->l2_shrink;
+}
 
 /*
  * The distance reported for a row of score s (not NaN): -s for <#>; for
@@ -158,6 +201,8 @@ row_distance(SpmScanOpaque so, double s)
 
 	if (so->kind == SPM_KIND_IP)
 		return -s;
+	if (so->kind == SPM_KIND_L2)
+		return l2_distance(so, s);
 	if (so->qnorm == 0.0)
 		return get_float8_nan();
 	if (s == 0.0 && so->zero_is_one)
@@ -272,7 +317,8 @@ begin_round(IndexScanDesc scan, SpmMetaPageData *meta)
 						meta->dims, so->query->dim)));
 	/* the segments were written for the index's operator class */
 	if (meta->nsegments > 0 &&
-		((meta->flags & SPM_META_COSINE) != 0) != (so->kind == SPM_KIND_COSINE))
+		(((meta->flags & SPM_META_COSINE) != 0) != (so->kind == SPM_KIND_COSINE) ||
+		 ((meta->flags & SPM_META_L2) != 0) != (so->kind == SPM_KIND_L2)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("sparse_maxscore index \"%s\" was written for another operator class than it has",
@@ -427,6 +473,67 @@ run_round(IndexScanDesc scan)
 	}
 	else if (k > so->kmax / 2)
 		so->state = SPM_SCAN_SORTED;
+	else
+		so->k = k * 2;
+}
+
+/*
+ * L2: one NEGATIVE round, the exact top-k rows of negative score after the
+ * cursor, every row scored (no bound prunes below 0).  The cursor starts
+ * afresh: every row returned before scored 0 or more.  Like the negative
+ * sorted pass it refuses a structure change, since bounds may have moved
+ * across 0 (README "Structure changes during a scan").  When k would
+ * outgrow work_mem the rest goes to the sorted pass, after the cursor.
+ */
+static void
+neg_round(IndexScanDesc scan)
+{
+	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
+	SpmMetaPageData meta;
+	MemoryContext old = begin_round(scan, &meta);
+	SpmSegment **segs = get_segments(scan, &meta);
+	SpmTopK		topk;
+	int			k;
+
+	so->counters.rounds++;
+	refuse_change(scan, &meta);
+	if (!so->neg_started)
+	{
+		so->neg_started = true;
+		so->after.active = false;
+		/* a LIMIT's rows and the rescored rows past it, as run_round does */
+		so->k = so->limit_hint > 0 ?
+			so->limit_hint + Max(so->limit_hint / 2, SPM_RECHECK_EXTRA) :
+			spm_initial_k;
+		so->k = Min(Max(so->k, 16), so->kmax);
+	}
+	k = so->k;
+	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
+
+	so->counters.pending_scored +=
+		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
+						 SPM_PHASE_NEGATIVE, &so->after, &topk);
+	for (uint32 i = 0; i < meta.nsegments; i++)
+		spm_segscan_topk_negative(scan->indexRelation, segs[i], (int) i,
+								  &meta.segments[i], meta.pending_docid_lo,
+								  &so->sq, &so->after, &topk);
+
+	spm_topk_sort(&topk);
+	if (topk.n > 0)
+	{
+		so->after.active = true;
+		so->after.score = topk.heap[topk.n - 1].score;
+		so->after.docid = topk.heap[topk.n - 1].docid;
+	}
+	so->hits = topk.heap;
+	so->nhits = topk.n;
+	resolve_tids(scan, &meta, segs, so->hits, so->nhits);
+	end_round(scan, old);
+
+	if (topk.n < k)
+		so->state = SPM_SCAN_NULLS;	/* no negative row is left */
+	else if (k > so->kmax / 2)
+		so->neg_sort = true;
 	else
 		so->k = k * 2;
 }
@@ -874,6 +981,7 @@ start_scan(IndexScanDesc scan)
 	{
 		so->query = NULL;
 		so->state = SPM_SCAN_ALL;
+		so->sq.query = NULL;
 	}
 	else
 	{
@@ -892,8 +1000,36 @@ start_scan(IndexScanDesc scan)
 		for (int i = 0; i < q->nnz; i++)
 			so->qnorm = spv_norm_add(so->qnorm, qv[i]);
 		so->qnorm = sqrt(so->qnorm);
+		so->sq.query = so->query;
+		if (so->kind == SPM_KIND_L2)
+		{
+			/*
+			 * the segments score the query and, with weight 1, the norm
+			 * posting on the term past the query's dimensions (which the
+			 * index's are: begin_round checks); the pending list adds
+			 * that product itself
+			 */
+			double		qq = 0.0;
+			double		G = (double) (q->nnz + 8) / 1125899906842624.0;	/* 2^-50 */
+			double		g = sqrt(G);
+			SparseVector *q2;
+
+			for (int i = 0; i < q->nnz; i++)
+				qq = spv_norm_add(qq, qv[i]);
+			so->l2_qq = qq * (1.0 - G);
+			so->l2_slack = 2.0 * g * so->qnorm * (1.0 + G) + 1.0 / 1180591620717411303424.0;	/* 2^-70 */
+			so->l2_shrink = 1.0 - g;
+
+			old = MemoryContextSwitchTo(so->queryCtx);
+			q2 = spv_new(q->dim + 1, q->nnz + 1);
+			MemoryContextSwitchTo(old);
+			memcpy(q2->indices, q->indices, q->nnz * sizeof(int32));
+			memcpy(SPV_VALUES(q2), qv, q->nnz * sizeof(float));
+			q2->indices[q->nnz] = (int32) spm_l2_term(q->dim);
+			SPV_VALUES(q2)[q->nnz] = 1.0f;
+			so->sq.query = q2;
+		}
 	}
-	so->sq.query = so->query;
 	so->sq.algorithm = spm_algorithm;
 	so->sq.counters = &so->counters;
 	so->sq.log = so->seglog;
@@ -916,9 +1052,11 @@ start_scan(IndexScanDesc scan)
 	so->nreturned = so->returned_cap = 0;
 	so->returned_sorted = true;
 	so->filter = false;
-	so->recheck = so->kind == SPM_KIND_COSINE;
+	so->recheck = so->kind == SPM_KIND_COSINE || so->kind == SPM_KIND_L2;
 	so->zero_decided = false;
 	so->zero_is_one = false;
+	so->neg_started = false;
+	so->neg_sort = false;
 	so->pos = 0;
 	so->batch = 256;
 }
@@ -977,11 +1115,19 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 				stream_batch(scan);
 				break;
 			case SPM_SCAN_NEGATIVE:
+				if (so->kind == SPM_KIND_L2 && !so->neg_sort)
+				{
+					neg_round(scan);
+					break;
+				}
 				{
 					SpmMetaPageData meta;
 
 					SpmReadMeta(scan->indexRelation, &meta);
-					if (so->sq.negative || (meta.flags & SPM_META_NEGATIVE))
+					/* L2: every document with elements has a negative
+					 * norm posting, pending ones included */
+					if (so->sq.negative || (meta.flags & SPM_META_NEGATIVE) ||
+						so->kind == SPM_KIND_L2)
 						sort_pass(scan, SPM_PHASE_NEGATIVE);
 					so->state = SPM_SCAN_NULLS;
 					break;

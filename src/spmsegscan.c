@@ -612,6 +612,37 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 }
 
 void
+spm_segscan_topk_negative(Relation index, SpmSegment *seg, int segno,
+						  const SpmSegmentRef *ref,
+						  uint64 docid_limit, const SpmSegQuery *sq,
+						  const SpmAfter *after, SpmTopK *topk)
+{
+	SegTerms	st;
+	SpmPolicy	p;
+	SpmTraverse t;
+	SpmReader	r;
+	int64		decoded = sq->counters->postings_decoded;
+
+	seg_terms(index, seg, sq->query, &st);
+	policy_init(&p, seg, sq, &st, true);
+	if (spm_policy_choose(&p) != SPM_RUN_EXHAUSTIVE)
+		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
+	sq->counters->seg_exhaustive++;
+
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
+	t.exhaustive = true;
+	t.phase = SPM_PHASE_NEGATIVE;
+	t.after = *after;
+	t.topk = topk;
+	spm_traverse_begin(&t);
+	spm_traverse_topk(&t);
+	spm_traverse_end(&t);
+	reader_release(&r);
+	log_segment(sq, segno, SPM_PASS_NEGATIVE, SPM_RUN_EXHAUSTIVE, &p,
+				sq->counters->postings_decoded - decoded);
+}
+
+void
 spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 				 const SpmSegmentRef *ref,
 				 uint64 docid_limit, const SpmSegQuery *sq, SpmPhase phase,

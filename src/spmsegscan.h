@@ -41,6 +41,17 @@ extern void spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 							 SpmTopK *topk);
 
 /*
+ * The same for the rows of negative score, every one scored by the
+ * exhaustive kernel (no bound prunes below 0): an L2 index's NEGATIVE
+ * rounds.
+ */
+extern void spm_segscan_topk_negative(Relation index, SpmSegment *seg,
+									  int segno, const SpmSegmentRef *ref,
+									  uint64 docid_limit,
+									  const SpmSegQuery *q,
+									  const SpmAfter *after, SpmTopK *topk);
+
+/*
  * Every alive document of the segment (below docid_limit) whose score has
  * the phase's sign and comes after the cursor, with its TID, to cb.
  */

@@ -7,9 +7,9 @@
  * function), so an operator class is only correct if its one operator is
  * an ORDER BY operator whose function is support function 1, and support
  * function 1 is one of the distances the index knows how to bound: our
- * negative inner product (sparsevec_ip_ops) or our cosine distance
- * (sparsevec_cosine_ops).  Anything else would make the index disagree
- * with the operator, silently.
+ * negative inner product (sparsevec_ip_ops), our cosine distance
+ * (sparsevec_cosine_ops) or our L2 distance (sparsevec_l2_ops).  Anything
+ * else would make the index disagree with the operator, silently.
  *
  * spm_index_kind() tells the rest of the index which distance an index
  * serves, from its support function 1: the operator class of an index
@@ -41,6 +41,7 @@
 static const char *const spm_kind_functions[] = {
 	[SPM_KIND_IP] = "spv_sparsevec_negative_inner_product",
 	[SPM_KIND_COSINE] = "spv_cosine_distance",
+	[SPM_KIND_L2] = "spv_l2_distance",
 };
 
 /*
@@ -153,7 +154,7 @@ spmvalidate(Oid opclassoid)
 							opfamilyname, "sparse_maxscore",
 							format_procedure(procform->amproc),
 							procform->amprocnum),
-					 errdetail("Support function 1 must be sparsevec_negative_inner_product(sparsevec, sparsevec) or cosine_distance(sparsevec, sparsevec).")));
+					 errdetail("Support function 1 must be sparsevec_negative_inner_product(sparsevec, sparsevec), cosine_distance(sparsevec, sparsevec) or l2_distance(sparsevec, sparsevec).")));
 			result = false;
 			continue;
 		}

@@ -120,6 +120,8 @@ struct SpmWriter
 											 * weight's exponent */
 	bool		quant;			/* a block was quantized (SPM_SEG_QUANT) */
 	bool		exact;			/* quantize only what comes quantized */
+	bool		exact_last;		/* and nothing of the last dimension's term
+								 * (an L2 index's norm postings) */
 	char		enc[SPM_BLOCK_MAX_BYTES];
 
 	/* ranges and the forward copy (README "Ranges") */
@@ -664,6 +666,18 @@ spm_writer_exact(SpmWriter *w)
 	w->exact = true;
 }
 
+/*
+ * Keep the weights of the term dims - 1 (the last of the dimensions set by
+ * spm_writer_set_dims) exact even where others are quantized: an L2
+ * index's norm postings, which every query scores, so that their bounds
+ * are the stored weights (README "Cosine and L2").
+ */
+void
+spm_writer_exact_last_term(SpmWriter *w)
+{
+	w->exact_last = true;
+}
+
 void
 spm_writer_no_ranges(SpmWriter *w)
 {
@@ -920,7 +934,10 @@ flush_block(SpmWriter *w)
 	 * weights").
 	 */
 	size = spm_block_encode_bounds(w->bdocs, w->bw, w->bexp, w->bn,
-								   !w->ranges && !w->exact, w->enc, &bmax, &bmin);
+								   !w->ranges && !w->exact &&
+								   !(w->exact_last && w->dims > 0 &&
+									 w->term == (uint32) (w->dims - 1)),
+								   w->enc, &bmax, &bmin);
 	if (size < 0)
 		elog(ERROR, "sparse_maxscore: quantized weights of term %u out of range",
 			 w->term);

@@ -34,6 +34,7 @@ extern void spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n);
 extern void spm_writer_no_ranges(SpmWriter *w);
 extern void spm_writer_ranges_auto(SpmWriter *w);
 extern void spm_writer_exact(SpmWriter *w);
+extern void spm_writer_exact_last_term(SpmWriter *w);
 extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
 extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
 extern void spm_writer_postings(SpmWriter *w, const uint32 *docids,

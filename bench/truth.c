@@ -6,13 +6,20 @@
  * holds the queries and the answers, never the corpus, so a 10M-document
  * corpus needs no more memory than a 1,000-document one.
  *
- *	 truth [--metric ip|cosine] top K DOCS QUERIES OUT [QUERIES OUT ...]
+ *	 truth [--metric ip|cosine|l2] top K DOCS QUERIES OUT [QUERIES OUT ...]
  *		For every query, the K best documents (score descending, ties by
  *		smaller id) as lines "qid<TAB>rank<TAB>id<TAB>score", rank 1-based,
  *		score printed with %.17g (exact as a double).  With --metric
- *		cosine the fourth column is the <=> distance instead (below).
+ *		cosine or l2 the fourth column is the <=> or <-> distance instead
+ *		(below).
  *
- *	 truth [--metric ip|cosine] eval DOCS QUERIES TRUTH S LIMIT RESULTS
+ *	 truth [--metric ip|cosine|l2] naive K DOCS QUERIES OUT
+ *		The same answer as top, the slow way (bench/selftest compares the
+ *		two): every document held in memory, each (document, query) pair's
+ *		score computed on its own by merging the two vectors, every
+ *		document of a query sorted.
+ *
+ *	 truth [--metric ip|cosine|l2] eval DOCS QUERIES TRUTH S LIMIT RESULTS
  *			[LIMIT RESULTS ...]
  *		Scores the first S queries of QUERIES.  RESULTS holds the rows an
  *		arm returned, in returned order, as "qid<TAB>id[<TAB>distance]";
@@ -42,6 +49,20 @@
  * itself ("NaN" for NaN, as the server does) and eval compares an arm's
  * distances with it (NaN equals NaN).
  *
+ * --metric l2 ranks by the <-> operator (ORDER BY v <-> q) as sparsevec.c's
+ * l2_distance computes it: the two index lists merged in ascending order,
+ * over their union, each element's difference (double) d_i - (double) q_i
+ * (a missing element is 0: (double) d_i alone, or -(double) q_i) squared
+ * and added to a double from 0.0, then sqrt; the same operations in the
+ * same order, so the same bits.  (An element stored as 0 adds +0.0, which
+ * changes nothing, so dropping zeros on reading is harmless.)  Never NaN
+ * for finite weights; the score is -d as for cosine.  top does not merge
+ * every pair: from the dot product it accumulates anyway and the two
+ * squared norms it gets |d|^2 + |q|^2 - 2 d.q, whose rounding error
+ * against the merged sum is bounded (l2_slack), and it merges a pair only
+ * when that bound lets the document enter the query's heap; naive merges
+ * every pair, and selftest checks that the two agree.
+ *
  * recall@10 is tie-aware: with k = min(10, documents), a returned row among
  * the first k counts if its true score is at least the true k-th score, so
  * a row that ties with the k-th counts whichever of the tied ids it is.
@@ -58,8 +79,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the ranking: <#> (the default) or <=> (--metric cosine) */
-static int	cosine = 0;
+/* the ranking: <#> (the default), <=> (--metric cosine) or <-> (--metric l2) */
+typedef enum Metric
+{
+	METRIC_IP,
+	METRIC_COSINE,
+	METRIC_L2
+} Metric;
+static Metric metric = METRIC_IP;
+
+/* ranked by a distance (score -d) rather than by the inner product */
+#define BY_DISTANCE (metric != METRIC_IP)
 
 typedef struct Vecs
 {
@@ -340,6 +370,59 @@ cosine_distance(double dot, double dnorm2, double qnorm2)
 	return 1.0 - similarity;
 }
 
+/*
+ * The <-> operator's distance, as sparsevec.c's l2_distance computes v <-> q
+ * (a the document, b the query): the union of the two index lists in
+ * ascending order, each difference squared and added from 0.0, then sqrt.
+ */
+static double
+l2_distance(const Vecs *a, int64_t i, const Vecs *b, int64_t j)
+{
+	int64_t		x = a->off[i],
+				xe = a->off[i + 1];
+	int64_t		y = b->off[j],
+				ye = b->off[j + 1];
+	double		sum = 0.0;
+
+	while (x < xe || y < ye)
+	{
+		double		d;
+
+		if (y >= ye || (x < xe && a->term[x] < b->term[y]))
+			d = (double) a->w[x++];
+		else if (x >= xe || b->term[y] < a->term[x])
+			d = -(double) b->w[y++];
+		else
+		{
+			d = (double) a->w[x] - (double) b->w[y];
+			x++;
+			y++;
+		}
+		sum += d * d;
+	}
+	return sqrt(sum);
+}
+
+/*
+ * How far |d|^2 + |q|^2 - 2 d.q, computed from the squared norms and the dot
+ * product as top computes them, can lie from the sum l2_distance squares
+ * and adds, as a multiple of |d|^2 + |q|^2 (n2 below), for n = nnz(d) +
+ * nnz(q).  With u = 2^-53 and R the real |d - q|^2 (at most 2 n2): the
+ * products of two floats are exact in double; each squared norm is off by
+ * at most ~(n - 1) u of itself and the dot product by ~(n - 1) u of
+ * sum |d_i q_i| <= n2 / 2, the two last operations add ~3u n2, so the
+ * estimate is within ~(2n + 3) u n2 of R; l2_distance's sum is within
+ * ~(n + 3) u R <= (2n + 6) u n2 of R (each difference and square rounded
+ * once, n additions).  So they differ by less than (4n + 9) u n2; the slack
+ * is 16 (n + 8) u, more than three times that, which also covers the
+ * rounding of n2 and of the subtraction that uses the slack.
+ */
+static double
+l2_slack(int64_t n)
+{
+	return 16.0 * (double) (n + 8) * (1.0 / 9007199254740992.0);
+}
+
 /* the score that ranks a distance: -d, NaN last of all */
 static double
 distance_score(double d)
@@ -398,6 +481,24 @@ cmp_hit(const void *a, const void *b)
 	return before(a, b) ? -1 : before(b, a) ? 1 : 0;
 }
 
+/* one query's ranked hits as top's lines: the score, or the distance */
+static void
+print_hits(FILE *out, int64_t qid, const Hit *h, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		double		x = BY_DISTANCE ? score_distance(h[i].score) : h[i].score;
+
+		fprintf(out, "%lld\t%d\t%lld\t", (long long) qid, i + 1, (long long) h[i].id);
+		if (isnan(x))
+			fprintf(out, "NaN\n");
+		else
+			fprintf(out, "%.17g\n", x);
+	}
+}
+
 /*
  * The K best documents of DOCS for every query of every query file, in one
  * pass over DOCS.
@@ -414,7 +515,9 @@ top(int k, const char *docfile, int nfiles, char **files)
 	int64_t		nq = 0;
 	int32_t		dim = -1;
 	double	   *acc;
-	double	   *qnorm2;			/* --metric cosine: each query's squared norm */
+	double	   *qnorm2;			/* --metric cosine, l2: each query's squared norm */
+	int		   *qfile;			/* --metric l2: query g is q[qfile[g]] ... */
+	int64_t    *qlocal;			/* ... vector qlocal[g] */
 	double	   *thr;			/* score a document must reach to enter a heap */
 	Hit		   *heap;			/* k per query */
 	int		   *hn;
@@ -471,9 +574,15 @@ top(int k, const char *docfile, int nfiles, char **files)
 
 	acc = calloc(nq + 1, sizeof(double));
 	qnorm2 = xrealloc(NULL, (nq + 1) * sizeof(double));
+	qfile = xrealloc(NULL, (nq + 1) * sizeof(int));
+	qlocal = xrealloc(NULL, (nq + 1) * sizeof(int64_t));
 	for (fi = 0; fi < nfiles; fi++)
 		for (g = 0; g < q[fi].n; g++)
+		{
 			qnorm2[base[fi] + g] = squared_norm(&q[fi], g);
+			qfile[base[fi] + g] = fi;
+			qlocal[base[fi] + g] = g;
+		}
 	thr = xrealloc(NULL, (nq + 1) * sizeof(double));
 	hn = calloc(nq + 1, sizeof(int));
 	heap = xrealloc(NULL, (nq * (int64_t) k + 1) * sizeof(Hit));
@@ -503,7 +612,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 		if (nq > 0 && doc.dim != dim)
 			fail(docfile, lineno, "the documents' dimensions differ from the queries'");
 		id = doc.id[0];
-		dnorm2 = cosine ? squared_norm(&doc, 0) : 0.0;
+		dnorm2 = BY_DISTANCE ? squared_norm(&doc, 0) : 0.0;
 		/* ascending document terms: each query adds in ascending term order */
 		for (i = 0; i < doc.npost; i++)
 		{
@@ -519,8 +628,30 @@ top(int k, const char *docfile, int nfiles, char **files)
 			double		x = acc[g];
 
 			acc[g] = 0.0;
-			if (cosine)
+			if (metric == METRIC_COSINE)
 				x = distance_score(cosine_distance(x, dnorm2, qnorm2[g]));
+			else if (metric == METRIC_L2)
+			{
+				const Vecs *qv = &q[qfile[g]];
+				int64_t		ql = qlocal[g];
+
+				/*
+				 * A full heap: skip the merge when even the least the merged
+				 * sum can be (the estimate less its slack) makes a distance
+				 * beyond the heap's worst, -thr[g] (sqrt is monotone, so the
+				 * document's distance is beyond it too, not even a tie).
+				 */
+				if (hn[g] == k)
+				{
+					double		n2 = dnorm2 + qnorm2[g];
+					double		low = (n2 - 2.0 * x) -
+						l2_slack(doc.npost + qv->off[ql + 1] - qv->off[ql]) * n2;
+
+					if (low > 0 && sqrt(low) > -thr[g])
+						continue;
+				}
+				x = distance_score(l2_distance(&doc, 0, qv, ql));
+			}
 			if (x >= thr[g])
 			{
 				Hit			h = {x, id};
@@ -577,17 +708,7 @@ top(int k, const char *docfile, int nfiles, char **files)
 			int			n = hn[base[fi] + g];
 
 			qsort(hp, n, sizeof(Hit), cmp_hit);
-			for (i = 0; i < n; i++)
-			{
-				double		x = cosine ? score_distance(hp[i].score) : hp[i].score;
-
-				fprintf(out, "%lld\t%d\t%lld\t", (long long) q[fi].id[g], (int) i + 1,
-						(long long) hp[i].id);
-				if (isnan(x))
-					fprintf(out, "NaN\n");
-				else
-					fprintf(out, "%.17g\n", x);
-			}
+			print_hits(out, q[fi].id[g], hp, n);
 		}
 		if (fclose(out) != 0)
 		{
@@ -603,10 +724,69 @@ top(int k, const char *docfile, int nfiles, char **files)
 	free(qw);
 	free(acc);
 	free(qnorm2);
+	free(qfile);
+	free(qlocal);
 	free(thr);
 	free(hn);
 	free(heap);
 	free(base);
+}
+
+/*
+ * naive: top's answer the slow way, for bench/selftest to check top
+ * against: every (document, query) pair scored on its own by merging the
+ * two vectors (dot, or l2_distance), every document of a query sorted.
+ */
+static double
+pair_score(const Vecs *d, int64_t i, const Vecs *q, int64_t j)
+{
+	switch (metric)
+	{
+		case METRIC_COSINE:
+			return distance_score(cosine_distance(dot(d, i, q, j), squared_norm(d, i),
+												  squared_norm(q, j)));
+		case METRIC_L2:
+			return distance_score(l2_distance(d, i, q, j));
+		default:
+			return dot(d, i, q, j);
+	}
+}
+
+static void
+naive(int k, const char *docfile, const char *qfile, const char *outfile)
+{
+	Vecs		docs,
+				q;
+	Hit		   *h;
+	FILE	   *out;
+	int64_t		i,
+				j;
+
+	read_vecs(docfile, &docs, NULL);
+	read_vecs(qfile, &q, NULL);
+	h = xrealloc(NULL, (docs.n + 1) * sizeof(Hit));
+	out = fopen(outfile, "w");
+	if (out == NULL)
+	{
+		perror(outfile);
+		exit(1);
+	}
+	for (j = 0; j < q.n; j++)
+	{
+		for (i = 0; i < docs.n; i++)
+		{
+			h[i].score = pair_score(&docs, i, &q, j);
+			h[i].id = docs.id[i];
+		}
+		qsort(h, docs.n, sizeof(Hit), cmp_hit);
+		print_hits(out, q.id[j], h, docs.n < k ? (int) docs.n : k);
+	}
+	if (fclose(out) != 0)
+	{
+		perror(outfile);
+		exit(1);
+	}
+	free(h);
 }
 
 /* --------------------------------------------------------------- eval */
@@ -759,7 +939,7 @@ eval(const char *docfile, const char *qfile, const char *tfile, int64_t s,
 		if (qp < 0)
 			fail(tfile, i + 1, "unknown query id");
 		tstart[qp] = i;
-		if (cosine)
+		if (BY_DISTANCE)
 			truth[i].x = distance_score(truth[i].x);	/* ranks as a score */
 	}
 
@@ -850,17 +1030,14 @@ eval(const char *docfile, const char *qfile, const char *tfile, int64_t s,
 					ok = 0;		/* duplicate */
 					continue;
 				}
-				sc = dot(&docs, d, &q, j);
-				if (cosine)
-					sc = distance_score(cosine_distance(sc, squared_norm(&docs, d),
-														squared_norm(&q, j)));
+				sc = pair_score(&docs, d, &q, j);
 				if (i < k && sc >= kth)
 					hits++;
 				if (i >= tn || sc != truth[t0 + i].x)
 					ok = 0;
-				if (row->has_x && !cosine && row->x != -sc)
+				if (row->has_x && !BY_DISTANCE && row->x != -sc)
 					ok = 0;
-				if (row->has_x && cosine &&
+				if (row->has_x && BY_DISTANCE &&
 					!(isnan(row->x) ? sc == -INFINITY : row->x == score_distance(sc)))
 					ok = 0;
 			}
@@ -887,8 +1064,9 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: truth [--metric ip|cosine] top K DOCS QUERIES OUT [QUERIES OUT ...]\n"
-			"       truth [--metric ip|cosine] eval DOCS QUERIES TRUTH S LIMIT RESULTS [LIMIT RESULTS ...]\n");
+			"usage: truth [--metric ip|cosine|l2] top K DOCS QUERIES OUT [QUERIES OUT ...]\n"
+			"       truth [--metric ip|cosine|l2] naive K DOCS QUERIES OUT\n"
+			"       truth [--metric ip|cosine|l2] eval DOCS QUERIES TRUTH S LIMIT RESULTS [LIMIT RESULTS ...]\n");
 	exit(2);
 }
 
@@ -898,7 +1076,9 @@ main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "--metric") == 0)
 	{
 		if (strcmp(argv[2], "cosine") == 0)
-			cosine = 1;
+			metric = METRIC_COSINE;
+		else if (strcmp(argv[2], "l2") == 0)
+			metric = METRIC_L2;
 		else if (strcmp(argv[2], "ip") != 0)
 			usage();
 		argv[2] = argv[0];
@@ -912,6 +1092,14 @@ main(int argc, char **argv)
 		if (k <= 0)
 			usage();
 		top(k, argv[3], (argc - 4) / 2, argv + 4);
+	}
+	else if (argc == 6 && strcmp(argv[1], "naive") == 0)
+	{
+		int			k = atoi(argv[2]);
+
+		if (k <= 0)
+			usage();
+		naive(k, argv[3], argv[4], argv[5]);
 	}
 	else if (argc >= 8 && strcmp(argv[1], "eval") == 0 && argc % 2 == 0)
 		eval(argv[2], argv[3], argv[4], atoll(argv[5]), argc - 6, argv + 6);

@@ -25,14 +25,16 @@ sharded_union_sql() {	# sharded_union_sql SET LIMIT QID
 
 # ---------------------------------------------------------------- arms
 # An arm: name, query set, LIMIT, extra settings, and the SQL of one query
-# (with :qid).  The *_cosine arms (--metric ip,cosine) order by <=> and are
-# checked against the brute force's cosine ranking; the others by <#>.  The pk_lookup arm is the floor of per-statement overhead;
+# (with :qid).  The *_cosine arms (--metric cosine) order by <=> and are
+# checked against the brute force's cosine ranking, the *_l2 arms (--metric
+# l2) by <-> against its L2 ranking; the others by <#>.  The pk_lookup arm
+# is the floor of per-statement overhead;
 # pk_floor is the index arm's statement with the primary key doing the
 # index's part: the query vector's InitPlan, LIMIT rows from :id on in id
 # order, the distance of each computed (as the index arm's scan computes
 # its ORDER BY expression), only the ids returned.
-arm_metric() { case $1 in *cosine*) echo cosine ;; *) echo ip ;; esac; }
-arm_op() { case $1 in *cosine*) echo '<=>' ;; *) echo '<#>' ;; esac; }
+arm_metric() { case $1 in *cosine*) echo cosine ;; *_l2 | *_l2_*) echo l2 ;; *) echo ip ;; esac; }
+arm_op() { case $(arm_metric "$1") in cosine) echo '<=>' ;; l2) echo '<->' ;; *) echo '<#>' ;; esac; }
 arm_sql() {	# arm_sql ARM SET LIMIT
 	local arm=$1 set=$2 limit=$3
 	case $arm in
@@ -76,6 +78,7 @@ arm_plan_want() {
 	sharded_union*) echo "Async Foreign Scan" ;;
 	sharded*) echo "Merge Append" ;;
 	index_cosine*) echo "Index Scan using docs_v_cosine_idx" ;;
+	index_l2*) echo "Index Scan using docs_v_l2_idx" ;;
 	*) echo "Index Scan using docs_v_idx" ;;
 	esac
 }
@@ -328,8 +331,10 @@ arms_tier() {	# arms_tier TIER
 			run_arm "$tier" index_maxscore "$s" 10 "$clients" "index_maxscore$sfx"
 			run_arm "$tier" index_exhaustive "$s" 10 "$clients" "index_exhaustive$sfx"
 			run_arm "$tier" index_ranges "$s" 10 "$clients" "index_ranges$sfx"
-			# --metric ip,cosine: ORDER BY v <=> q through the cosine index
+			# --metric cosine: ORDER BY v <=> q through the cosine index;
+			# --metric l2: ORDER BY v <-> q through the L2 index
 			[ $TIER_COS = 1 ] && run_arm "$tier" index_cosine "$s" 10 "$clients" "index_cosine$sfx"
+			[ $TIER_L2 = 1 ] && run_arm "$tier" index_l2 "$s" 10 "$clients" "index_l2$sfx"
 		elif [ -z "$sfx" ] && [ $HAVE_AM = 0 ]; then
 			note "arms index, index_limit100, index_maxscore, index_exhaustive, index_ranges: skipped: index not available"
 			NOTES+=("arms index, index_limit100, index_maxscore, index_exhaustive, index_ranges skipped: index not available (no access method sparse_maxscore)")
@@ -339,8 +344,9 @@ arms_tier() {	# arms_tier TIER
 			run_arm "$tier" sharded_union "$s" 10 1 sharded_union
 		fi
 		run_arm "$tier" seqscan "$s" 10 "$clients" "seqscan$sfx"
-		# the check of the brute force's cosine ranking against the server
+		# the checks of the brute force's cosine and L2 rankings against the server
 		[ $COSINE = 1 ] && [ -z "$sfx" ] && run_arm "$tier" seqscan_cosine "$s" 10 1 seqscan_cosine
+		[ $L2 = 1 ] && [ -z "$sfx" ] && run_arm "$tier" seqscan_l2 "$s" 10 1 seqscan_l2
 		if [ $TIER_PGV = 1 ]; then
 			run_arm "$tier" hnsw "$s" 10 "$clients" "hnsw$sfx"
 		elif [ -z "$sfx" ] && [ $HAVE_PGV = 0 ]; then

@@ -5,10 +5,12 @@
 #                       INDEX_BYTES; TIER_AM=0 when it failed) and pgvector's
 #                       HNSW on tiers up to --hnsw-max-docs (HNSW_BUILD_S,
 #                       HNSW_BYTES, TIER_PGV), the table's size (TABLE_BYTES);
-#                       with --metric ip,cosine a second sparse_maxscore index
+#                       with --metric cosine a second sparse_maxscore index
 #                       on docs, of sparsevec_cosine_ops (COS_BUILD_S,
-#                       COS_INDEX_BYTES; TIER_COS=0 when it failed)
-#   load_drop_cosine    drops that index (before the mixed arm, which writes)
+#                       COS_INDEX_BYTES; TIER_COS=0 when it failed), with
+#                       --metric l2 one of sparsevec_l2_ops (L2_BUILD_S,
+#                       L2_INDEX_BYTES; TIER_L2)
+#   load_drop_metrics   drops those (before the mixed arm, which writes)
 #   load_prewarm TIER   pg_prewarm, everything or (when it does not fit in
 #                       shared_buffers) the indexes and small relations
 #   load_shards TIER    --shards: each shard's rows and index (SHARD_INFO)
@@ -41,6 +43,30 @@ load_tier() {	# load_tier TIER
 	note "primary key and VACUUM ANALYZE in $(elapsed "$t0") s"
 }
 
+# load_metric_index TIER INDEX CLASS ARMS: CREATE INDEX INDEX ON docs USING
+# sparse_maxscore (v CLASS), with --index-options; sets MI_BUILD_S and
+# MI_BYTES, or fails (with a note that ARMS are skipped)
+load_metric_index() {
+	local tier=$1 idx=$2 class=$3 arms=$4 t0 rc=0
+	MI_BUILD_S=n/a MI_BYTES=n/a
+	log "CREATE INDEX ... USING sparse_maxscore (v $class)"
+	bg_start poll 5 "$CREATE_INDEX_PROGRESS"
+	POLL_PID=$BG_LAST
+	t0=$(now)
+	if sql -c "CREATE INDEX $idx ON docs USING sparse_maxscore (v $class)$INDEX_WITH"; then
+		MI_BUILD_S=$(elapsed "$t0")
+		MI_BYTES=$(sql -c "SELECT pg_relation_size('$idx')")
+		note "built in $MI_BUILD_S s, $(numfmt --to=iec "$MI_BYTES")B"
+	else
+		rc=1
+		NOTES+=("docs=$tier: CREATE INDEX ... USING sparse_maxscore (v $class) failed; $arms arms skipped")
+		FAILED=1
+		server_ready
+	fi
+	bg_stop $POLL_PID
+	return $rc
+}
+
 load_indexes() {	# load_indexes TIER
 	local tier=$1 s t0
 	# the index
@@ -62,24 +88,17 @@ load_indexes() {	# load_indexes TIER
 		fi
 		bg_stop $POLL_PID
 	fi
-	# the cosine index (--metric ip,cosine): same table, same options
+	# the cosine index (--metric cosine) and the L2 index (--metric l2):
+	# same table, same options
 	COS_BUILD_S=n/a COS_INDEX_BYTES=n/a TIER_COS=0
-	if [ $COSINE = 1 ] && [ $HAVE_AM = 1 ]; then
-		log "CREATE INDEX ... USING sparse_maxscore (v sparsevec_cosine_ops)"
-		bg_start poll 5 "$CREATE_INDEX_PROGRESS"
-		POLL_PID=$BG_LAST
-		t0=$(now)
-		if sql -c "CREATE INDEX docs_v_cosine_idx ON docs USING sparse_maxscore (v sparsevec_cosine_ops)$INDEX_WITH"; then
-			COS_BUILD_S=$(elapsed "$t0")
-			COS_INDEX_BYTES=$(sql -c "SELECT pg_relation_size('docs_v_cosine_idx')")
-			TIER_COS=1
-			note "built in $COS_BUILD_S s, $(numfmt --to=iec "$COS_INDEX_BYTES")B"
-		else
-			NOTES+=("docs=$tier: CREATE INDEX ... USING sparse_maxscore (v sparsevec_cosine_ops) failed; index_cosine arms skipped")
-			FAILED=1
-			server_ready
-		fi
-		bg_stop $POLL_PID
+	if [ $COSINE = 1 ] && [ $HAVE_AM = 1 ] &&
+		load_metric_index "$tier" docs_v_cosine_idx sparsevec_cosine_ops index_cosine; then
+		COS_BUILD_S=$MI_BUILD_S COS_INDEX_BYTES=$MI_BYTES TIER_COS=1
+	fi
+	L2_BUILD_S=n/a L2_INDEX_BYTES=n/a TIER_L2=0
+	if [ $L2 = 1 ] && [ $HAVE_AM = 1 ] &&
+		load_metric_index "$tier" docs_v_l2_idx sparsevec_l2_ops index_l2; then
+		L2_BUILD_S=$MI_BUILD_S L2_INDEX_BYTES=$MI_BYTES TIER_L2=1
 	fi
 	HNSW_BUILD_S=n/a HNSW_BYTES=n/a TIER_PGV=$HAVE_PGV
 	if [ $HAVE_PGV = 1 ] && [ "$tier" -gt "$HNSW_MAX_DOCS" ]; then
@@ -114,10 +133,16 @@ load_indexes() {	# load_indexes TIER
 	TABLE_BYTES=$(sql -c "SELECT pg_table_size('docs')")
 }
 
-load_drop_cosine() {
-	[ "${TIER_COS:-0}" = 1 ] || return 0
-	sql -c "DROP INDEX docs_v_cosine_idx"
-	TIER_COS=0
+load_drop_metrics() {
+	if [ "${TIER_COS:-0}" = 1 ]; then
+		sql -c "DROP INDEX docs_v_cosine_idx"
+		TIER_COS=0
+	fi
+	if [ "${TIER_L2:-0}" = 1 ]; then
+		sql -c "DROP INDEX docs_v_l2_idx"
+		TIER_L2=0
+	fi
+	return 0
 }
 
 load_prewarm() {	# load_prewarm TIER

@@ -76,7 +76,7 @@ floor_report() {	# floor_report TIER
 	echo "| arm | set | p50 ms | floor p50 ms | p50 / floor p50 |"
 	echo "|---|---|---|---|---|"
 	awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^floor/) f[$3] = $6; next }
-		$1 == t && $4 == 1 && $2 !~ /^(floor|pk_)/ && $2 !~ /cosine/ && ($3 in f) && $6 + 0 > 0 {
+		$1 == t && $4 == 1 && $2 !~ /^(floor|pk_)/ && $2 !~ /cosine|_l2(_|$)/ && ($3 in f) && $6 + 0 > 0 {
 			printf "| %s | %s | %s | %s | %.2fx |\n", $2, $3, $6, f[$3], (f[$3] > 0 ? $6 / f[$3] : 0) }' \
 		"$DIR/arms.tsv" "$DIR/arms.tsv"
 	echo
@@ -88,39 +88,55 @@ floor_report() {	# floor_report TIER
 	echo
 }
 
-# cosine_report TIER: the tier's "Cosine" section (--metric ip,cosine):
-# index_cosine against index, per query set and client count
-cosine_report() {
-	local tier=$1
-	awk -F'\t' -v t="$tier" '$1 == t && $2 ~ /^index_cosine/ { f = 1 } END { exit !f }' "$DIR/arms.tsv" || return 0
-	echo "### Cosine (\`<=>\`) against inner product (\`<#>\`)"
+# metric_report TIER ARM OP INDEX CLASS TITLE BRUTE GOAL: the tier's
+# section on another distance than <#> (--metric cosine, l2): ARM (its
+# index arm, ORDER BY v OP q through INDEX of CLASS) against index, per
+# query set and client count, then its seq scan arm's check of the brute
+# force (truth --metric BRUTE); GOAL, when not empty, a sentence on the goal
+metric_report() {
+	local tier=$1 arm=$2 op=$3 idx=$4 class=$5 title=$6 brute=$7 goal=$8 seq
+	seq=seqscan_${arm#index_}
+	awk -F'\t' -v t="$tier" -v a="$arm" '$1 == t && index($2, a) == 1 { f = 1 } END { exit !f }' "$DIR/arms.tsv" || return 0
+	echo "### $title (\`$op\`) against inner product (\`<#>\`)"
 	echo
 	echo "The same table, queries and LIMIT 10: \`index\` runs \`ORDER BY v <#> q\` through \`docs_v_idx\`"
-	echo "(sparsevec_ip_ops), \`index_cosine\` runs \`ORDER BY v <=> q\` through \`docs_v_cosine_idx\`"
-	echo "(sparsevec_cosine_ops, built on the same rows; sparse_maxscore.algorithm = auto for both). Its"
-	echo "exactness is against the brute force's \`<=>\` ranking (bench/truth.c --metric cosine), which"
-	echo "\`seqscan_cosine\` checks against the server. Issue 39's goal: \`index_cosine\` p50 <= 1.2x \`index\` p50."
+	echo "(sparsevec_ip_ops), \`$arm\` runs \`ORDER BY v $op q\` through \`$idx\`"
+	echo "($class, built on the same rows; sparse_maxscore.algorithm = auto for both). Its"
+	echo "exactness is against the brute force's \`$op\` ranking (bench/truth.c --metric $brute), which"
+	echo "\`$seq\` checks against the server.${goal:+ $goal}"
 	echo
-	echo "| set | clients | \`index\` p50 / p99 ms | \`index_cosine\` p50 / p99 ms | p50 ratio | p99 ratio | exact \`index\` | exact \`index_cosine\` |"
+	echo "| set | clients | \`index\` p50 / p99 ms | \`$arm\` p50 / p99 ms | p50 ratio | p99 ratio | exact \`index\` | exact \`$arm\` |"
 	echo "|---|---|---|---|---|---|---|---|"
-	awk -F'\t' -v t="$tier" -v first="${QSETS[0]}" '
+	awk -F'\t' -v t="$tier" -v first="${QSETS[0]}" -v a="$arm" '
 		function base(n, s, c) { if (c > 1) sub("_c" c "$", "", n); if (s != first) sub("_" s "$", "", n); return n }
 		function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2fx", x / y) : "-" }
 		$1 == t && $2 ~ /^index/ { b = base($2, $3, $4)
-			if (b != "index" && b != "index_cosine") next
+			if (b != "index" && b != a) next
 			k = $3 SUBSEP $4
 			if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 			p50[k, b] = $6; p99[k, b] = $8; ex[k, b] = $13 }
 		END { for (i = 1; i <= n; i++) { k = order[i]; split(k, sc, SUBSEP)
-			if (!((k, "index_cosine") in p50)) continue
+			if (!((k, a) in p50)) continue
 			printf "| %s | %s | %s / %s | %s / %s | %s | %s | %s | %s |\n", sc[1], sc[2],
 				(k, "index") in p50 ? p50[k, "index"] : "-", (k, "index") in p99 ? p99[k, "index"] : "-",
-				p50[k, "index_cosine"], p99[k, "index_cosine"],
-				ratio(p50[k, "index_cosine"], p50[k, "index"]), ratio(p99[k, "index_cosine"], p99[k, "index"]),
-				(k, "index") in ex ? ex[k, "index"] : "-", ex[k, "index_cosine"] } }' "$DIR/arms.tsv"
+				p50[k, a], p99[k, a],
+				ratio(p50[k, a], p50[k, "index"]), ratio(p99[k, a], p99[k, "index"]),
+				(k, "index") in ex ? ex[k, "index"] : "-", ex[k, a] } }' "$DIR/arms.tsv"
 	echo
-	awk -F'\t' -v t="$tier" '$1 == t && $2 == "seqscan_cosine" {
-		printf "`seqscan_cosine` (the seq scan under `ORDER BY v <=> q`, %s): exact %s against the brute force.\n\n", $3, $13 }' "$DIR/arms.tsv"
+	awk -F'\t' -v t="$tier" -v a="$seq" -v op="$op" '$1 == t && $2 == a {
+		printf "`%s` (the seq scan under `ORDER BY v %s q`, %s): exact %s against the brute force.\n\n", a, op, $3, $13 }' "$DIR/arms.tsv"
+}
+
+# the tier's "Cosine" section (--metric cosine): index_cosine against index
+cosine_report() {
+	metric_report "$1" index_cosine '<=>' docs_v_cosine_idx sparsevec_cosine_ops Cosine cosine \
+		"Issue 39's goal: \`index_cosine\` p50 <= 1.2x \`index\` p50."
+}
+
+# the tier's "L2" section (--metric l2): index_l2 against index
+l2_report() {
+	metric_report "$1" index_l2 '<->' docs_v_l2_idx sparsevec_l2_ops L2 l2 \
+		"Unless its nearest rows all lie within |q| of q, an L2 scan decodes every posting of the query's terms and every document's norm term (src/README \"Cosine and L2\", Speed: no pruning below 0): O(N) work, as for \`seqscan_l2\`."
 }
 
 # the index's storage parameter ranges (--index-options), in words: which
@@ -458,8 +474,11 @@ report_md() {
 			echo "| pgvector | $PGV_VERSION in schema $PGV; HNSW with the default build parameters, hnsw.ef_search=100 |"
 		echo "| pgbench | -M prepared, $DURATION s per arm and client count (slices below), a random query per transaction ($(report_qid_draw)), 1 and 2 clients (-j = -c) on the same machine |"
 		echo "| sparse_maxscore index options | ${INDEX_OPTIONS:-none (the defaults)} |"
-		[[ " $METRICS " = *" cosine "* ]] &&
-			echo "| distances | \`<#>\` (sparsevec_ip_ops, index \`docs_v_idx\`) and \`<=>\` (sparsevec_cosine_ops, index \`docs_v_cosine_idx\` on the same table: the \`*_cosine\` arms; --metric ip,cosine) |"
+		if [ "$METRICS" != ip ]; then
+			echo "| distances | \`<#>\` (sparsevec_ip_ops, index \`docs_v_idx\`)$([[ " $METRICS " = *" cosine "* ]] &&
+				echo ", \`<=>\` (sparsevec_cosine_ops, index \`docs_v_cosine_idx\` on the same table: the \`*_cosine\` arms)")$([[ " $METRICS " = *" l2 "* ]] &&
+				echo ", \`<->\` (sparsevec_l2_ops, index \`docs_v_l2_idx\` on the same table: the \`*_l2\` arms)"); --metric ${METRICS// /,} |"
+		fi
 		echo "| slices | $([ "$SLICES" -gt 1 ] && echo "each arm's $((SLICES * SLICE_T)) s at a client count in $SLICES runs of $SLICE_T s, the arms of a tier and query set taking turns run by run; the first transaction of each of those connections (it fills the backend's caches) not counted; the seq scan arms in one run of $DURATION s" || echo "none: each arm's run in one piece, one arm after another") |"
 		echo "| warm-up | $([ "$WARMUP" -gt 0 ] && echo "$WARMUP s of pgbench at 1 client before each arm's measured runs, not measured (none for the seq scan arms)" || echo none) |"
 		echo
@@ -506,6 +525,10 @@ report_md() {
 				echo "| sparse_maxscore cosine build | $(field cosine_build_s "$info") s |"
 				echo "| sparse_maxscore cosine size | $(fmt_bytes "$(field cosine_index_bytes "$info")"), $(per_posting "$(field cosine_index_bytes "$info")" "$postings") bytes per posting |"
 			fi
+			if [ -n "$(field l2_build_s "$info")" ]; then
+				echo "| sparse_maxscore L2 build | $(field l2_build_s "$info") s |"
+				echo "| sparse_maxscore L2 size | $(fmt_bytes "$(field l2_index_bytes "$info")"), $(per_posting "$(field l2_index_bytes "$info")" "$postings") bytes per posting |"
+			fi
 			if [ $HAVE_PGV = 1 ] && [ "$(field hnsw_build_s "$info")" != n/a ]; then
 				echo "| hnsw build | $(field hnsw_build_s "$info") s |"
 				echo "| hnsw size | $(fmt_bytes "$(field hnsw_bytes "$info")") |"
@@ -514,10 +537,11 @@ report_md() {
 			echo "| arm | set | clients | LIMIT | p50 ms | p90 ms | p99 ms | mean ms | TPS | transactions | recall@10 | exact | seqscan p50 / p50 |"
 			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 			# the ratio is against the seqscan arm of the same set, client count and
-			# distance (<#>, or <=> for the *_cosine arms)
-			awk -F'\t' -v t="$tier" 'NR == FNR { if ($1 == t && $2 ~ /^seqscan/) s50[$3, $4, $2 ~ /cosine/] = $6; next }
+			# distance (<#>, or <=> for the *_cosine arms, <-> for the *_l2 arms)
+			awk -F'\t' -v t="$tier" 'function metric(a) { return a ~ /cosine/ ? 1 : a ~ /_l2(_|$)/ ? 2 : 0 }
+				NR == FNR { if ($1 == t && $2 ~ /^seqscan/) s50[$3, $4, metric($2)] = $6; next }
 				$1 == t {
-				m = $2 ~ /cosine/
+				m = metric($2)
 				ratio = (($3, $4, m) in s50 && $6 + 0 > 0 && $2 !~ /^pk_/) ? sprintf("%.1fx", s50[$3, $4, m] / $6) : "-"
 				name = $2 ($14 == "yes" ? " (forced)" : "")
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s | %s |\n",
@@ -557,6 +581,7 @@ report_md() {
 			fi
 			auto_report "$tier"
 			cosine_report "$tier"
+			l2_report "$tier"
 			floor_report "$tier"
 			[ -f "$DIR/latency_cdf_$tier.png" ] && { echo "![latency CDF, $tier documents](latency_cdf_$tier.png)"; echo; }
 			sharded_report "$tier"
@@ -585,6 +610,8 @@ report_md() {
 		echo "  distances equal the brute force's float8 bit for bit. An exact arm must show n/n."
 		[[ " $METRICS " = *" cosine "* ]] &&
 			echo "- The \`*_cosine\` arms are ranked and checked by \`<=>\` (score: minus the distance; a zero vector's NaN last)."
+		[[ " $METRICS " = *" l2 "* ]] &&
+			echo "- The \`*_l2\` arms are ranked and checked by \`<->\` (score: minus the distance)."
 		echo "- \"(forced)\": the planner did not choose the arm's index by itself; the arm ran with enable_seqscan=off."
 		[ -s "$MIXED_FILE" ] &&
 			echo "- Mixed read/write: query latency with a steady insert stream against the read-only \`index\` arm; insert rows/s and statement latency with and without the index (raw numbers in mixed.tsv)."

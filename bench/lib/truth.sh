@@ -2,17 +2,18 @@
 # bench/truth.c computes every query set's top 100 by brute force over the
 # tier's corpus, streamed, in the background while the server loads; each
 # arm's rows are then checked against it (recall@10 and exactness).  With
-# --metric ip,cosine a second pass ranks by <=> (truth --metric cosine).
+# --metric cosine a second pass ranks by <=> (truth --metric cosine), with
+# --metric l2 another by <-> (truth --metric l2).
 #   truth_start TIER / truth_wait   the brute force: WORK/t<tier>/truth_<set>.tsv
-#                                   (and truth_cosine_<set>.tsv)
+#                                   (and truth_cosine_<set>.tsv, truth_l2_<set>.tsv)
 #   truth_eval DOCS SET TRUTH N LIMIT ROWS [METRIC]
 #                                   sets RECALL and EXACT ("m/n") for the
 #                                   first N queries of SET (METRIC: ip, the
-#                                   default, or cosine, as TRUTH was made)
+#                                   default, cosine or l2, as TRUTH was made)
 
 # the truth file of a tier's query set for a metric
 truth_file() {	# truth_file TIERDIR SET METRIC
-	if [ "$3" = cosine ]; then echo "$1/truth_cosine_$2.tsv"; else echo "$1/truth_$2.tsv"; fi
+	if [ "$3" = ip ]; then echo "$1/truth_$2.tsv"; else echo "$1/truth_$3_$2.tsv"; fi
 }
 
 truth_top() {	# truth_top TIERDIR: every metric's pass, one after the other

@@ -108,11 +108,12 @@ SELECT * FROM spm_l2_check('id % 3 = 0');
 -- the executor rechecks: a LIMIT 10 query takes rows past the 10th
 SELECT count(*) FROM (SELECT id FROM spm_l2 ORDER BY v <-> '{1:1,2:2}/60' LIMIT 10) s;
 SELECT rows_returned > 10 AS rechecked_past_the_limit FROM sparse_maxscore_last_scan();
--- rows farther from q than |q| score below 0: a LIMIT past the rows
--- nearer than |q| reads them in NEGATIVE top-k rounds, each scoring every
--- row but keeping only k of them.  Here about 420 rows (the empty and the
--- tiny vectors) are at distance |q| or a hair above, under the bound of
--- none of them: the executor takes them all
+-- rows farther from q than |q| score below 0, rows without a query term
+-- rank by their norm, empty ones score 0: an L2 index's rounds rank rows
+-- of every sign at once (no ZERO or NEGATIVE phase), each round scoring
+-- every row but keeping only k of them.  Here about 420 rows (the empty
+-- and the tiny vectors) are at distance |q| or a hair above, under the
+-- bound of none of them: the executor takes them all
 SELECT count(*) FROM (SELECT id FROM spm_l2 ORDER BY v <-> '{58:1}/60' LIMIT 10) s;
 SELECT array_agg(DISTINCT pass ORDER BY pass) AS passes FROM sparse_maxscore_last_scan_segments();
 -- on random vectors, a round or two for a LIMIT 10
@@ -122,9 +123,14 @@ CREATE INDEX spm_l2_rand_idx ON spm_l2_rand USING sparse_maxscore (v sparsevec_l
 SELECT spm_check($$SELECT id, v <-> '{58:1}/60' AS d FROM spm_l2_rand ORDER BY v <-> '{58:1}/60'$$, 10)
 	AS rand_limit_10;
 SELECT count(*) FROM (SELECT id FROM spm_l2_rand ORDER BY v <-> '{58:1}/60' LIMIT 10) s;
-SELECT (SELECT count(*) FROM sparse_maxscore_last_scan_segments() WHERE pass = 'negative') AS negative_rounds,
-	rows_returned < 20 AS few_rows
+-- one round, one pass over the postings of the query's term and of the
+-- norm term (a positive round, a ZERO pass and a NEGATIVE round each made
+-- that pass before: doc/decisions.md "L2 in one pass (issue 39)")
+SELECT rounds, rows_returned < 20 AS few_rows
 FROM sparse_maxscore_last_scan();
+SELECT count(*) AS segment_passes,
+	sum(postings_decoded) = sum(query_postings) AS every_posting_once
+FROM sparse_maxscore_last_scan_segments();
 DROP TABLE spm_l2_rand;
 -- without a LIMIT the rounds double k until work_mem would not hold it,
 -- then the rest is sorted (after the rounds' cursor)

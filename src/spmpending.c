@@ -447,7 +447,7 @@ topk_emit(void *arg, double score, uint64 docid, ItemPointer tid)
 
 	if (isnan(score))
 		return;
-	if (ta->phase == SPM_PHASE_POSITIVE ? !(score > 0) : !(score < 0))
+	if (!spm_phase_admits(ta->phase, score))
 		return;
 	if (spm_topk_admits(ta->topk, score, docid) &&
 		spm_is_after(ta->after, score, docid))
@@ -455,8 +455,8 @@ topk_emit(void *arg, double score, uint64 docid, ItemPointer tid)
 }
 
 /*
- * Offer every pending document of the phase's sign, after the cursor, to
- * the heap (with its TID).  Returns the number of documents scored.
+ * Offer every pending document whose score the phase admits (never a
+ * NULL one), after the cursor, to the heap (with its TID).  Returns the number of documents scored.
  */
 int64
 spm_pending_topk(Relation index, const SpmMetaPageData *meta,

@@ -14,16 +14,14 @@
  *	ROUNDS		exact top-k of the positive rows strictly after the cursor
  *				(score, docid) of the last row returned, with k doubling from
  *				sparse_maxscore.initial_k; a round that comes back short means
- *				the positive rows are exhausted.
- *	SORTED		when k would outgrow work_mem: every remaining positive row
- *				into a tuplesort (spills to disk), streamed.
+ *				the positive rows are exhausted.  For an L2 index, rows of
+ *				every sign (all but NULL ones), and the scan goes on with
+ *				NULLS: no ZERO or NEGATIVE phase.
+ *	SORTED		when k would outgrow work_mem: every remaining row of the
+ *				rounds' sign into a tuplesort (spills to disk), streamed.
  *	ZERO		rows scoring exactly 0, in docid order, in growing batches.
  *	NEGATIVE	rows scoring below 0 into a tuplesort, streamed (skipped
- *				when no query weight and no indexed weight is negative);
- *				for an L2 index, where nearly every row is negative,
- *				exact top-k rounds of them instead, k doubling, every row
- *				scored each round, and the tuplesort only when k would
- *				outgrow work_mem.
+ *				when no query weight and no indexed weight is negative).
  *	NULLS		NULL rows in docid order.
  *	ALL			for a NULL query: every row in docid order (every distance
  *				is NULL, so any order is correct).
@@ -36,9 +34,10 @@
  * document, which the scan adds to the query with weight 1: a score s is
  * then q.d - |d|^2 / 2, and the scan reports l2_distance(s), a lower bound
  * of the operator's <->, with xs_recheckorderby set.  Most L2 scores are
- * negative: every row farther than |q| from the query comes from the
- * NEGATIVE phase, which always runs for L2, in top-k rounds.  The phases
- * work on the scores unchanged.
+ * negative, and a row that shares no term with the query still has a
+ * rank, so an L2 index's rounds rank rows of every sign at once: one pass
+ * for a LIMIT where positive, zero and negative phases took three
+ * (src/README "Cosine and L2").  The phases work on the scores unchanged.
  *
  * Every round, pass and batch runs inside one amgettuple call, holding
  * SPM_SCAN_LOCK in share mode, from one copy of the metapage; all TIDs it
@@ -106,8 +105,8 @@ typedef struct SpmScanOpaqueData
 	bool		zero_is_one;	/* COSINE: no weight is negative, so a row
 								 * of score 0 shares no term with the query:
 								 * its <=> is exactly 1 (or NaN) */
-	bool		neg_started;	/* L2: the NEGATIVE rounds have begun */
-	bool		neg_sort;		/* L2: they went on as a sorted pass */
+	SpmPhase	phase;			/* the rows the rounds and SORTED rank:
+								 * POSITIVE, or ANY for L2 */
 	/*
 	 * A flush or a merge between two rounds can raise the bound of a row
 	 * this scan has not returned yet above the cursor (quantized weights
@@ -383,7 +382,8 @@ get_segments(IndexScanDesc scan, const SpmMetaPageData *meta)
 }
 
 /*
- * One round: the exact top-k positive rows after the cursor.
+ * One round: the exact top-k rows of the rounds' phase (positive ones, or
+ * every non-NULL one for L2) after the cursor.
  */
 static void
 run_round(IndexScanDesc scan)
@@ -423,12 +423,12 @@ run_round(IndexScanDesc scan)
 
 	so->counters.pending_scored +=
 		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
-						 SPM_PHASE_POSITIVE, &so->after, &topk);
+						 so->phase, &so->after, &topk);
 
 	for (uint32 i = 0; i < meta.nsegments; i++)
 		spm_segscan_topk(scan->indexRelation, segs[i], (int) i,
 						 &meta.segments[i], meta.pending_docid_lo, &so->sq,
-						 &so->after, &topk);
+						 so->phase, &so->after, &topk);
 
 	spm_topk_sort(&topk);
 	if (topk.n > 0)
@@ -454,7 +454,9 @@ run_round(IndexScanDesc scan)
 	remember_returned(so, so->hits, so->nhits);
 	end_round(scan, old);
 
-	if (topk.n < k)
+	if (topk.n < k && so->phase == SPM_PHASE_ANY)
+		so->state = SPM_SCAN_NULLS; /* no row but NULL ones is left */
+	else if (topk.n < k)
 	{
 		so->state = SPM_SCAN_ZERO;	/* no positive row is left */
 
@@ -473,67 +475,6 @@ run_round(IndexScanDesc scan)
 	}
 	else if (k > so->kmax / 2)
 		so->state = SPM_SCAN_SORTED;
-	else
-		so->k = k * 2;
-}
-
-/*
- * L2: one NEGATIVE round, the exact top-k rows of negative score after the
- * cursor, every row scored (no bound prunes below 0).  The cursor starts
- * afresh: every row returned before scored 0 or more.  Like the negative
- * sorted pass it refuses a structure change, since bounds may have moved
- * across 0 (README "Structure changes during a scan").  When k would
- * outgrow work_mem the rest goes to the sorted pass, after the cursor.
- */
-static void
-neg_round(IndexScanDesc scan)
-{
-	SpmScanOpaque so = (SpmScanOpaque) scan->opaque;
-	SpmMetaPageData meta;
-	MemoryContext old = begin_round(scan, &meta);
-	SpmSegment **segs = get_segments(scan, &meta);
-	SpmTopK		topk;
-	int			k;
-
-	so->counters.rounds++;
-	refuse_change(scan, &meta);
-	if (!so->neg_started)
-	{
-		so->neg_started = true;
-		so->after.active = false;
-		/* a LIMIT's rows and the rescored rows past it, as run_round does */
-		so->k = so->limit_hint > 0 ?
-			so->limit_hint + Max(so->limit_hint / 2, SPM_RECHECK_EXTRA) :
-			spm_initial_k;
-		so->k = Min(Max(so->k, 16), so->kmax);
-	}
-	k = so->k;
-	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
-
-	so->counters.pending_scored +=
-		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
-						 SPM_PHASE_NEGATIVE, &so->after, &topk);
-	for (uint32 i = 0; i < meta.nsegments; i++)
-		spm_segscan_topk_negative(scan->indexRelation, segs[i], (int) i,
-								  &meta.segments[i], meta.pending_docid_lo,
-								  &so->sq, &so->after, &topk);
-
-	spm_topk_sort(&topk);
-	if (topk.n > 0)
-	{
-		so->after.active = true;
-		so->after.score = topk.heap[topk.n - 1].score;
-		so->after.docid = topk.heap[topk.n - 1].docid;
-	}
-	so->hits = topk.heap;
-	so->nhits = topk.n;
-	resolve_tids(scan, &meta, segs, so->hits, so->nhits);
-	end_round(scan, old);
-
-	if (topk.n < k)
-		so->state = SPM_SCAN_NULLS;	/* no negative row is left */
-	else if (k > so->kmax / 2)
-		so->neg_sort = true;
 	else
 		so->k = k * 2;
 }
@@ -567,7 +508,7 @@ pending_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 {
 	SortPassState *ps = arg;
 
-	if (ps->phase == SPM_PHASE_POSITIVE ? score > 0 : score < 0)
+	if (spm_phase_admits(ps->phase, score))
 	{
 		if (spm_is_after(&ps->so->after, score, docid) &&
 			!(ps->so->filter && was_returned(ps->so, docid)))
@@ -586,9 +527,8 @@ segment_sort_cb(void *arg, double score, uint64 docid, ItemPointer tid)
 }
 
 /*
- * Every row of the phase's sign (after the cursor, for the positive
- * phase) into a tuplesort ordered like the results, then start streaming
- * it.
+ * Every row the phase admits (after the cursor, for the rounds' phase)
+ * into a tuplesort ordered like the results, then start streaming it.
  */
 static void
 sort_pass(IndexScanDesc scan, SpmPhase phase)
@@ -1055,8 +995,7 @@ start_scan(IndexScanDesc scan)
 	so->recheck = so->kind == SPM_KIND_COSINE || so->kind == SPM_KIND_L2;
 	so->zero_decided = false;
 	so->zero_is_one = false;
-	so->neg_started = false;
-	so->neg_sort = false;
+	so->phase = so->kind == SPM_KIND_L2 ? SPM_PHASE_ANY : SPM_PHASE_POSITIVE;
 	so->pos = 0;
 	so->batch = 256;
 }
@@ -1106,8 +1045,9 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 				run_round(scan);
 				break;
 			case SPM_SCAN_SORTED:
-				sort_pass(scan, SPM_PHASE_POSITIVE);
-				so->state = SPM_SCAN_ZERO;
+				sort_pass(scan, so->phase);
+				so->state = so->phase == SPM_PHASE_ANY ? SPM_SCAN_NULLS :
+					SPM_SCAN_ZERO;
 				break;
 			case SPM_SCAN_ZERO:
 			case SPM_SCAN_NULLS:
@@ -1115,19 +1055,11 @@ spmgettuple(IndexScanDesc scan, ScanDirection dir)
 				stream_batch(scan);
 				break;
 			case SPM_SCAN_NEGATIVE:
-				if (so->kind == SPM_KIND_L2 && !so->neg_sort)
-				{
-					neg_round(scan);
-					break;
-				}
 				{
 					SpmMetaPageData meta;
 
 					SpmReadMeta(scan->indexRelation, &meta);
-					/* L2: every document with elements has a negative
-					 * norm posting, pending ones included */
-					if (so->sq.negative || (meta.flags & SPM_META_NEGATIVE) ||
-						so->kind == SPM_KIND_L2)
+					if (so->sq.negative || (meta.flags & SPM_META_NEGATIVE))
 						sort_pass(scan, SPM_PHASE_NEGATIVE);
 					so->state = SPM_SCAN_NULLS;
 					break;

@@ -51,6 +51,7 @@ typedef struct SpmReader
 	SpmPin	   *pins;			/* [npins] */
 	int			npins;
 	uint8	  **alive;			/* copied alive pages, NULL until needed */
+	uint8	  **nulls;			/* copied null pages, the array too */
 	SpmPin		bitpin;
 } SpmReader;
 
@@ -99,6 +100,31 @@ is_alive(void *arg, uint32 local)
 						  &r->bitpin);
 	}
 	return (r->alive[pageno][bit / 8] >> (bit % 8)) & 1;
+}
+
+/*
+ * Alive and not NULL: the phase of every sign offers the docids no query
+ * term touched at 0, and a NULL row is not one of them (it comes last, in
+ * the NULLS phase).  For segments that hold NULL rows.
+ */
+static bool
+is_alive_not_null(void *arg, uint32 local)
+{
+	SpmReader  *r = arg;
+	uint32		pageno = local / SPM_BITS_PER_PAGE;
+	uint32		bit = local % SPM_BITS_PER_PAGE;
+
+	if (!is_alive(arg, local))
+		return false;
+	if (r->nulls == NULL)
+		r->nulls = palloc0(Max(r->seg->hdr.nnullmap, 1) * sizeof(uint8 *));
+	if (r->nulls[pageno] == NULL)
+	{
+		r->nulls[pageno] = palloc(SPM_BITMAP_BYTES);
+		SpmReadBitsetPage(r->index, r->seg, true, pageno, r->nulls[pageno],
+						  &r->bitpin);
+	}
+	return !((r->nulls[pageno][bit / 8] >> (bit % 8)) & 1);
 }
 
 static void
@@ -198,7 +224,7 @@ seg_terms(Relation index, SpmSegment *seg, const SparseVector *q,
 static void
 setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 			   uint64 docid_limit, const SpmSegQuery *sq, const SegTerms *st,
-			   SpmTraverse *t, SpmReader *r)
+			   SpmPhase phase, SpmTraverse *t, SpmReader *r)
 {
 	const float *qv = SPV_VALUES(sq->query);
 	SpmQueryTerm *terms = palloc(Max(st->n, 1) * sizeof(SpmQueryTerm));
@@ -240,6 +266,9 @@ setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	t->read_block = read_block;
 	t->accumulate_block = accumulate_block;
 	t->is_alive = ref->ndead > 0 ? is_alive : NULL;
+	if (phase == SPM_PHASE_ANY && seg->hdr.nnullmap > 0)
+		t->is_alive = is_alive_not_null;
+	t->phase = phase;
 	t->arg = r;
 	t->counters = sq->counters;
 	t->scratch = traverse_scratch_get();
@@ -553,7 +582,7 @@ log_segment(const SpmSegQuery *sq, int segno, SpmPass pass, int run,
 void
 spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 				 const SpmSegmentRef *ref,
-				 uint64 docid_limit, const SpmSegQuery *sq,
+				 uint64 docid_limit, const SpmSegQuery *sq, SpmPhase phase,
 				 const SpmAfter *after, SpmTopK *topk)
 {
 	SegTerms	st;
@@ -564,8 +593,12 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 	int64		decoded;
 	bool		gave_up = false;
 
+	Assert(phase != SPM_PHASE_NEGATIVE);
 	seg_terms(index, seg, sq->query, &st);
 	policy_init(&p, seg, sq, &st, false);
+	/* range pruning offers positive rows only */
+	if (phase == SPM_PHASE_ANY)
+		p.ranges_data = false;
 	if (p.ranges_data)
 	{
 		rterms = range_terms(sq, &st);
@@ -591,13 +624,12 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 		gave_up = true;
 	}
 
-	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, phase, &t, &r);
 	t.exhaustive = p.run == SPM_RUN_EXHAUSTIVE;
 	if (t.exhaustive)
 		sq->counters->seg_exhaustive++;
 	else
 		sq->counters->seg_maxscore++;
-	t.phase = SPM_PHASE_POSITIVE;
 	t.after = *after;
 	t.topk = topk;
 	spm_traverse_begin(&t);
@@ -609,37 +641,6 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 		spm_policy_maxscore_done(&p, (double) decoded);
 	log_segment(sq, segno, SPM_PASS_TOPK,
 				gave_up ? SPM_SEGRUN_GAVE_UP : (int) p.run, &p, decoded);
-}
-
-void
-spm_segscan_topk_negative(Relation index, SpmSegment *seg, int segno,
-						  const SpmSegmentRef *ref,
-						  uint64 docid_limit, const SpmSegQuery *sq,
-						  const SpmAfter *after, SpmTopK *topk)
-{
-	SegTerms	st;
-	SpmPolicy	p;
-	SpmTraverse t;
-	SpmReader	r;
-	int64		decoded = sq->counters->postings_decoded;
-
-	seg_terms(index, seg, sq->query, &st);
-	policy_init(&p, seg, sq, &st, true);
-	if (spm_policy_choose(&p) != SPM_RUN_EXHAUSTIVE)
-		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
-	sq->counters->seg_exhaustive++;
-
-	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
-	t.exhaustive = true;
-	t.phase = SPM_PHASE_NEGATIVE;
-	t.after = *after;
-	t.topk = topk;
-	spm_traverse_begin(&t);
-	spm_traverse_topk(&t);
-	spm_traverse_end(&t);
-	reader_release(&r);
-	log_segment(sq, segno, SPM_PASS_NEGATIVE, SPM_RUN_EXHAUSTIVE, &p,
-				sq->counters->postings_decoded - decoded);
 }
 
 void
@@ -663,10 +664,9 @@ spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 		elog(ERROR, "sparse_maxscore: a pass over every row must be exhaustive");
 	sq->counters->seg_exhaustive++;
 
-	setup_traverse(index, seg, ref, docid_limit, sq, &st, &t, &r);
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, phase, &t, &r);
 	spm_topk_init(&dummy, 1, &one);
 	t.exhaustive = true;
-	t.phase = phase;
 	t.topk = &dummy;
 	spm_traverse_begin(&t);
 	for (uint64 a = 0; a < t.ndocs; a += SPM_WINDOW)
@@ -674,7 +674,8 @@ spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 		uint32		b = (uint32) Min(a + SPM_WINDOW, t.ndocs);
 		const double *acc;
 
-		if (t.nterms == 0)
+		/* without a query term every row scores 0 */
+		if (t.nterms == 0 && phase != SPM_PHASE_ANY)
 			break;
 		acc = spm_window_scores(&t, (uint32) a, b);
 		for (uint32 d = (uint32) a; d < b; d++)
@@ -683,7 +684,7 @@ spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 			uint64		docid = t.docid_lo + d;
 			ItemPointerData tid;
 
-			if (phase == SPM_PHASE_POSITIVE ? !(s > 0) : !(s < 0))
+			if (!spm_phase_admits(phase, s))
 				continue;
 			sq->counters->candidates++;
 			if (!spm_is_after(after, s, docid))
@@ -699,7 +700,7 @@ spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 	reader_release(&r);
 	SpmUnpin(&pin);
 	log_segment(sq, segno,
-				phase == SPM_PHASE_POSITIVE ? SPM_PASS_SORTED : SPM_PASS_NEGATIVE,
+				phase == SPM_PHASE_NEGATIVE ? SPM_PASS_NEGATIVE : SPM_PASS_SORTED,
 				SPM_RUN_EXHAUSTIVE, &p,
 				sq->counters->postings_decoded - decoded);
 }
@@ -732,7 +733,8 @@ spm_segscores_begin(Relation index, SpmSegment *seg, int segno,
 	ss->sq = sq;
 	ss->segno = segno;
 	ss->decoded = sq->counters->postings_decoded;
-	setup_traverse(index, seg, ref, docid_limit, sq, &st, &ss->t, &ss->r);
+	setup_traverse(index, seg, ref, docid_limit, sq, &st, SPM_PHASE_POSITIVE,
+				   &ss->t, &ss->r);
 	ss->t.exhaustive = true;
 	spm_traverse_begin(&ss->t);
 	return ss;

@@ -31,29 +31,21 @@ typedef struct SpmSegQuery
 } SpmSegQuery;
 
 /*
- * The positive round's part of one segment, the segno-th of the list:
- * offer every document of local docids below docid_limit - ref->docid_lo
- * that is after the cursor to topk.  The documents' TIDs are not resolved.
+ * A round's part of one segment, the segno-th of the list: offer every
+ * document of local docids below docid_limit - ref->docid_lo whose score
+ * the phase admits (SPM_PHASE_POSITIVE, or SPM_PHASE_ANY for an L2 index:
+ * every row but the NULL ones) and that is after the cursor to topk.  The
+ * documents' TIDs are not resolved.
  */
 extern void spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 							 const SpmSegmentRef *ref, uint64 docid_limit,
-							 const SpmSegQuery *q, const SpmAfter *after,
-							 SpmTopK *topk);
+							 const SpmSegQuery *q, SpmPhase phase,
+							 const SpmAfter *after, SpmTopK *topk);
 
 /*
- * The same for the rows of negative score, every one scored by the
- * exhaustive kernel (no bound prunes below 0): an L2 index's NEGATIVE
- * rounds.
- */
-extern void spm_segscan_topk_negative(Relation index, SpmSegment *seg,
-									  int segno, const SpmSegmentRef *ref,
-									  uint64 docid_limit,
-									  const SpmSegQuery *q,
-									  const SpmAfter *after, SpmTopK *topk);
-
-/*
- * Every alive document of the segment (below docid_limit) whose score has
- * the phase's sign and comes after the cursor, with its TID, to cb.
+ * Every alive document of the segment (below docid_limit) whose score the
+ * phase admits (not NULL for SPM_PHASE_ANY) and comes after the cursor,
+ * with its TID, to cb.
  */
 extern void spm_segscan_rows(Relation index, SpmSegment *seg, int segno,
 							 const SpmSegmentRef *ref, uint64 docid_limit,

@@ -84,8 +84,26 @@ typedef bool (*SpmIsAlive) (void *arg, uint32 local);
 typedef enum SpmPhase
 {
 	SPM_PHASE_POSITIVE,			/* admit score > 0 */
-	SPM_PHASE_NEGATIVE			/* admit score < 0 */
+	SPM_PHASE_NEGATIVE,			/* admit score < 0 */
+	SPM_PHASE_ANY				/* admit every score, 0 included: an L2
+								 * index's rounds, where a document that
+								 * shares no term with the query still has
+								 * a rank (src/README "Cosine and L2");
+								 * the pass offers the untouched docids of
+								 * a window, at 0, until the threshold is
+								 * above 0 */
 } SpmPhase;
+
+/* does a pass of this phase admit a row of this score?  (NaN: never) */
+static inline bool
+spm_phase_admits(SpmPhase phase, double score)
+{
+	if (phase == SPM_PHASE_POSITIVE)
+		return score > 0.0;
+	if (phase == SPM_PHASE_NEGATIVE)
+		return score < 0.0;
+	return score == score;		/* not NaN */
+}
 
 /* ----------------------------------------------------------------
  * Per-scan counters (reported by sparse_maxscore_last_scan())

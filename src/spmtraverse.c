@@ -35,6 +35,13 @@
  * With exhaustive = true nothing is pruned: every window is scored in full
  * (the oracle for tests, and the fastest plan when pruning cannot help).
  *
+ * The phase (spmtopk.h) says which rows are offered: scores above 0, below
+ * 0, or of any sign.  Bounds are never below 0, so only a threshold above
+ * 0 prunes: in the phase of any sign (an L2 index's rounds) the windows
+ * are scored in full, every docid offered (untouched ones at 0), until the
+ * heap's worst row scores above 0, and pruned as in the positive phase
+ * from then on.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -482,7 +489,7 @@ consider(SpmTraverseState *s, uint32 d, double score)
 	const SpmTraverse *t = &s->t;
 	uint64		docid = t->docid_lo + d;
 
-	if (t->phase == SPM_PHASE_POSITIVE ? !(score > 0.0) : !(score < 0.0))
+	if (!spm_phase_admits(t->phase, score))
 		return;
 	if (!spm_topk_admits(t->topk, score, docid) ||
 		!spm_is_after(&t->after, score, docid))
@@ -968,6 +975,7 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 	double		theta = threshold(s);
 	double		sumub;
 	int		   *order = s->order;
+	bool		zeros;
 
 	plan->npresent = 0;
 	plan->nne = 0;
@@ -975,10 +983,16 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 	plan->sparse = false;
 
 	/*
-	 * Pruning applies to the positive phase only: in the negative phase the
-	 * threshold is below zero and no bound (all >= 0) can fall under it.
+	 * Pruning needs a threshold above zero: in the negative phase the
+	 * threshold is below zero and no bound (all >= 0) can fall under it,
+	 * and so in the phase of every sign until the heap's worst row scores
+	 * above 0.  Until then that phase also offers every docid of the
+	 * window, untouched ones at 0, so the window is walked whole
+	 * (offer_window), never by its marked offsets.
 	 */
-	if (s->t.exhaustive || s->t.phase != SPM_PHASE_POSITIVE || s->skip_ms > 0)
+	zeros = s->t.phase == SPM_PHASE_ANY && !(theta > 0.0);
+	if (s->t.exhaustive || s->t.phase == SPM_PHASE_NEGATIVE || zeros ||
+		s->skip_ms > 0)
 	{
 		/* no pruning here (or backing off from MaxScore: see use_maxscore) */
 		if (s->skip_ms > 0)
@@ -986,7 +1000,7 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 		for (int i = 0; i < s->nterms; i++)
 			s->terms[i].essential = true;
 		plan->path = SPM_WINDOW_TAAT;
-		plan->sparse = window_is_sparse(s, a, b);
+		plan->sparse = !zeros && window_is_sparse(s, a, b);
 		return;
 	}
 
@@ -1058,6 +1072,9 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 	uint32		i = 0;
 	int64		scored = 0;
 
+	/* the phase of every sign offers rows of score 0 too */
+	bool		zeros = s->t.phase == SPM_PHASE_ANY;
+
 	/* most windows hold only a few: test eight at a time first */
 	for (; i + 8 <= n; i += 8)
 	{
@@ -1072,7 +1089,7 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 		{
 			for (int j = 0; j < 8; j++)
 			{
-				if (x[j] >= theta && x[j] != 0.0)
+				if (x[j] >= theta && (x[j] != 0.0 || zeros))
 				{
 					consider(s, a + i + j, x[j]);
 					theta = threshold(s);
@@ -1083,7 +1100,7 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 	for (; i < n; i++)
 	{
 		scored += (acc[i] != 0.0);
-		if (acc[i] >= theta && acc[i] != 0.0)
+		if (acc[i] >= theta && (acc[i] != 0.0 || zeros))
 		{
 			consider(s, a + i, acc[i]);
 			theta = threshold(s);

@@ -658,6 +658,12 @@ static void index_segment(TestSeg *s);
 /* segments built from now on have quantized blocks */
 static bool quantize_segments = false;
 
+/*
+ * and, when set, the shape of an L2 index: the last term of the vocabulary
+ * is each document's norm posting -|d|^2 / 2 (none for empty documents)
+ */
+static bool l2_segments = false;
+
 static void
 build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 			  uint64 docid_lo)
@@ -689,6 +695,20 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 				doc->val[doc->nnz] = random_weight(style);
 				doc->nnz++;
 			}
+		}
+		if (l2_segments)
+		{
+			double		sq = 0.0;
+
+			if (doc->nnz > 0 && doc->idx[doc->nnz - 1] == nterms - 1)
+				doc->nnz--;
+			if (doc->nnz == 0)
+				continue;
+			for (int i = 0; i < doc->nnz; i++)
+				sq += (double) doc->val[i] * doc->val[i];
+			doc->idx[doc->nnz] = nterms - 1;
+			doc->val[doc->nnz] = (float) (-sq / 2.0);
+			doc->nnz++;
 		}
 	}
 	index_segment(s);
@@ -920,7 +940,10 @@ ref_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* every alive document of the segments with a score of the phase's sign */
+/*
+ * every alive document of the segments whose score the phase admits: for
+ * SPM_PHASE_ANY every one, empty documents (score 0) included
+ */
 static int
 reference(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase, Ref *out)
 {
@@ -936,7 +959,7 @@ reference(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase, Ref *out)
 
 			if (!s->docs[d].alive)
 				continue;
-			if (phase == SPM_PHASE_POSITIVE ? sc > 0 : sc < 0)
+			if (spm_phase_admits(phase, sc))
 			{
 				out[n].score = sc;
 				out[n].docid = s->docid_lo + d;
@@ -1162,10 +1185,85 @@ test_traversal(void)
 				spm_test_always_maxscore(false);
 				check_stream(one, 1, &q, SPM_PHASE_NEGATIVE, false, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_NEGATIVE, true, k0, what);
+				/* every sign at once (L2), pruned once the heap is above 0 */
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_ANY, true, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_ANY, false, k0, what);
+				spm_test_always_maxscore(true);
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				spm_test_always_maxscore(false);
 				check_window_scores(&seg, &q);
 			}
 			free_segment(&seg);
 			free_segment(&seg2);
+		}
+	}
+}
+
+/*
+ * The shape of an L2 index: the last term of the vocabulary is a norm
+ * posting -|d|^2 / 2 on every document with elements (empty ones have
+ * none), and queries give it weight 1, so most scores are negative and a
+ * document without a query term still ranks by its norm.  The phase of
+ * every sign must give every alive document in order, whether the heap's
+ * worst row ends above 0 (queries near some documents: pruning starts
+ * mid-segment) or below it.
+ */
+static void
+test_any_sign_l2(void)
+{
+	static const int sizes[] = {1, 300, 16385, 40000};
+
+	for (int si = 0; si < (int) lengthof(sizes); si++)
+	{
+		for (int style = 0; style < 3; style++)
+		{
+			TestSeg		seg;
+			TestSeg    *one[1];
+			int			nterms = 6 + rnd_below(20);
+			int			norm = nterms - 1;
+
+			l2_segments = true;
+			build_segment(&seg, sizes[si], nterms, style, 0.1, 0);
+			l2_segments = false;
+			one[0] = &seg;
+			for (int qi = 0; qi < 6; qi++)
+			{
+				TestQuery	q;
+				char		what[128];
+				int			k0 = (int[]) {1, 3, 10, 100} [rnd_below(4)];
+
+				if (qi < 3)
+				{
+					/* near a document: its terms, scaled up */
+					TestDoc    *doc = &seg.docs[rnd_below(seg.ndocs)];
+
+					q.n = 0;
+					for (int i = 0; i < doc->nnz && doc->idx[i] != norm; i++)
+					{
+						q.idx[q.n] = doc->idx[i];
+						q.val[q.n] = doc->val[i] * (float) (1 + qi);
+						q.n++;
+					}
+				}
+				else
+				{
+					random_query(&q, norm, style, qi == 5);
+					while (q.n > 0 && q.idx[q.n - 1] >= norm)
+						q.n--;
+				}
+				q.idx[q.n] = norm;
+				q.val[q.n] = 1.0f;
+				q.n++;
+				snprintf(what, sizeof(what), "l2 size %d style %d q%d k0 %d",
+						 sizes[si], style, qi, k0);
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				check_stream(one, 1, &q, SPM_PHASE_ANY, true, k0, what);
+				spm_test_always_maxscore(true);
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				spm_test_always_maxscore(false);
+			}
+			free_segment(&seg);
 		}
 	}
 }
@@ -2870,10 +2968,12 @@ main(int argc, char **argv)
 	test_topk_heap();
 	test_quantize();
 	test_traversal();
+	test_any_sign_l2();
 	test_pruning_happens();
 	/* the same kernels over quantized blocks, against their own bounds */
 	quantize_segments = true;
 	test_traversal();
+	test_any_sign_l2();
 	test_pruning_happens();
 	quantize_segments = false;
 	test_group_bounds();

@@ -144,6 +144,9 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 /* rows a first round takes past a LIMIT when the executor rescores, at least */
 #define SPM_RECHECK_EXTRA	5
 
+/* rows an L2 index's first round takes, at least (run_round) */
+#define SPM_L2_MIN_K		16
+
 /*
  * COSINE: what a score's similarity bound is raised by, 2^-20: more than
  * the worst difference between score / |q| and the operator's similarity
@@ -404,6 +407,14 @@ run_round(IndexScanDesc scan)
 	 */
 	if (so->recheck && so->counters.rounds == 0 && so->limit_hint > 0)
 		so->k = Min(so->kmax, so->k + Max(so->k / 2, SPM_RECHECK_EXTRA));
+
+	/*
+	 * An L2 round scores every row whatever its k (it prunes only above 0),
+	 * so a second round costs a whole pass and a larger first one almost
+	 * nothing: at least SPM_L2_MIN_K rows
+	 */
+	if (so->phase == SPM_PHASE_ANY && so->counters.rounds == 0)
+		so->k = Min(so->kmax, Max(so->k, SPM_L2_MIN_K));
 	k = so->k;
 
 	/*

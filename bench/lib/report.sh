@@ -136,7 +136,7 @@ cosine_report() {
 # the tier's "L2" section (--metric l2): index_l2 against index
 l2_report() {
 	metric_report "$1" index_l2 '<->' docs_v_l2_idx sparsevec_l2_ops L2 l2 \
-		"Unless its nearest rows all lie within |q| of q, an L2 scan decodes every posting of the query's terms and every document's norm term (src/README \"Cosine and L2\", Speed: no pruning below 0): O(N) work, as for \`seqscan_l2\`."
+		"Unless its nearest rows all lie within |q| of q, an L2 scan decodes every posting of the query's terms and every document's norm term, once (src/README \"Cosine and L2\", Rounds of every sign: no pruning while the heap's worst row is at or below 0): O(N) work, as for \`seqscan_l2\`."
 }
 
 # the index's storage parameter ranges (--index-options), in words: which

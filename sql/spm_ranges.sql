@@ -380,6 +380,28 @@ CREATE INDEX spm_rf_default ON spm_rf USING sparse_maxscore (v);
 CREATE INDEX spm_rf_off ON spm_rf USING sparse_maxscore (v) WITH (ranges = off);
 SELECT pg_relation_size('spm_rf_default') = pg_relation_size('spm_rf_off') AS independent_terms_no_ranges;
 DROP TABLE spm_rf;
+-- a cosine index decides on its documents' own weights, not on the
+-- normalized ones it stores (doc/decisions.md "Range data for cosine
+-- indexes is decided on the raw weights"): topics in runs of docids,
+-- every weight 1, every 8th document a single term.  Normalized, a term's
+-- bound is a single-term document's 1 and most of its weights 1/sqrt(15),
+-- which looks tight enough: an inner-product index of the normalized rows
+-- gets range data.  As the documents have them every weight is its
+-- term's bound, so the cosine index gets none
+SELECT setseed(0.75);
+CREATE TABLE spm_rc (id int NOT NULL, v sparsevec(300)) WITH (autovacuum_enabled = off);
+INSERT INTO spm_rc SELECT i, (SELECT to_sparsevec(array_agg(t ORDER BY t), array_agg(1::real), 300)
+	FROM (SELECT DISTINCT ((i / 64) % 12) * 20 + 1 + floor(20 * random())::int AS t
+		FROM generate_series(1, CASE WHEN i % 8 = 0 THEN 1 ELSE 24 END) k) e)
+FROM generate_series(1, 12000) i;
+CREATE INDEX spm_rc_default ON spm_rc USING sparse_maxscore (v sparsevec_cosine_ops);
+CREATE INDEX spm_rc_off ON spm_rc USING sparse_maxscore (v sparsevec_cosine_ops) WITH (ranges = off);
+SELECT pg_relation_size('spm_rc_default') = pg_relation_size('spm_rc_off') AS cosine_no_ranges;
+CREATE TABLE spm_rcn AS SELECT id, l2_normalize(v) AS v FROM spm_rc;
+CREATE INDEX spm_rcn_default ON spm_rcn USING sparse_maxscore (v);
+CREATE INDEX spm_rcn_off ON spm_rcn USING sparse_maxscore (v) WITH (ranges = off);
+SELECT pg_relation_size('spm_rcn_default') > pg_relation_size('spm_rcn_off') AS normalized_ip_ranges;
+DROP TABLE spm_rc, spm_rcn;
 -- MaxScore where it saves (src/spmpolicy.c): independent terms, even
 -- weights, 20-term queries (over 4,096 postings): MaxScore decodes nearly
 -- every posting, so after its first runs auto lets the exhaustive kernel

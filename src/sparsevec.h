@@ -170,9 +170,9 @@ spv_cosine_weight(float w, double norm)
 /*
  * A document's weights as a cosine index stores them: out[i] =
  * spv_cosine_weight(in[i], |in|), the norm summed as the operator sums it.
- * out may be in.
+ * out may be in.  Returns |in|.
  */
-static inline void
+static inline double
 spv_cosine_normalize(const float *in, float *out, int n)
 {
 	double		sum = 0.0;
@@ -183,6 +183,7 @@ spv_cosine_normalize(const float *in, float *out, int n)
 	norm = sqrt(sum);
 	for (int i = 0; i < n; i++)
 		out[i] = spv_cosine_weight(in[i], norm);
+	return norm;
 }
 
 /*

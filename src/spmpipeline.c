@@ -157,6 +157,8 @@ spm_sink_doc_elems(SpmSink *sink, const int32 *idx, const float *val, int n)
 		return;
 	if (sink->cosine)
 	{
+		double		norm;
+
 		if (n > sink->wait_nnz - sink->wait_have)
 			elog(ERROR, "sparse_maxscore: a document has more elements than it said");
 		memcpy(sink->wait_idx + sink->wait_have, idx, n * sizeof(int32));
@@ -164,9 +166,11 @@ spm_sink_doc_elems(SpmSink *sink, const int32 *idx, const float *val, int n)
 		sink->wait_have += n;
 		if (sink->wait_have < sink->wait_nnz)
 			return;
-		spv_cosine_normalize(sink->wait_val, sink->wait_val, sink->wait_nnz);
+		norm = spv_cosine_normalize(sink->wait_val, sink->wait_val,
+									sink->wait_nnz);
 		spm_writer_doc(sink->writer, &sink->wait_tid, sink->wait_flags,
 					   sink->wait_nnz);
+		spm_writer_doc_scale(sink->writer, norm);
 		sink->wait_nnz = 0;
 		sink_put(sink, sink->wait_idx, sink->wait_val, sink->wait_have);
 		return;

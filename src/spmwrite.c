@@ -161,6 +161,8 @@ struct SpmWriter
 	int			rs_ndoc;
 	int			rs_cap;
 	bool		rs_docsampled;	/* the current document counts for pairs */
+	double		rs_scale;		/* the current document's weights times
+								 * this are its own (spm_writer_doc_scale) */
 	double		rs_docs;		/* documents sampled for pairs */
 	double		rs_len;			/* their lengths, summed */
 	double		rs_len2;		/* and squared */
@@ -465,7 +467,7 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 			}
 			w->rs_doc[w->rs_ndoc++] = elems[i].term;
 		}
-		a = fabsf(elems[i].w);
+		a = (float) Min(fabsf(elems[i].w) * w->rs_scale, FLT_MAX);
 		e = hash_search(w->rs_terms, &elems[i].term, HASH_ENTER, &found);
 		if (!found)
 		{
@@ -686,6 +688,20 @@ spm_writer_no_ranges(SpmWriter *w)
 }
 
 /*
+ * The current document's weights are its own divided by scale (a cosine
+ * index stores them normalized): ranges = auto measures them as the
+ * document has them, so that a cosine index gets range data where an
+ * inner-product index of the same rows would (doc/decisions.md "Range
+ * data for cosine indexes is decided on the raw weights").  Call after
+ * spm_writer_doc, before the document's elements.
+ */
+void
+spm_writer_doc_scale(SpmWriter *w, double scale)
+{
+	w->rs_scale = scale;
+}
+
+/*
  * Range data if the segment's documents say it pays (ranges = auto; see
  * range_decide).  Call before the first document.
  */
@@ -728,6 +744,7 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 	{
 		w->rs_docsampled = nnz > 0 && d % SPM_RANGES_PAIR_DOCS == 0;
 		w->rs_ndoc = 0;
+		w->rs_scale = 1.0;
 		if (w->rs_docsampled)
 		{
 			w->rs_docs++;

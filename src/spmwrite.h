@@ -28,6 +28,7 @@ extern SpmWriter *spm_writer_begin(Relation index, ForkNumber fork, bool wal,
 								   uint32 segment_id, uint64 docid_lo);
 extern void spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags,
 						   int32 nnz);
+extern void spm_writer_doc_scale(SpmWriter *w, double scale);
 extern void spm_writer_doc_elems(SpmWriter *w, const int32 *idx,
 								 const float *val, int n);
 extern void spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n);

@@ -279,3 +279,30 @@ SELECT spm_check($$SELECT id, v <-> '{2:1,65536:-1}/65536' AS d FROM spm_l2_wide
 	ORDER BY v <-> '{2:1,65536:-1}/65536'$$) AS dims_65536_all;
 DROP TABLE spm_l2_wide;
 RESET enable_seqscan;
+
+-- more than one window (16,384 docids): from the second on, a round whose
+-- threshold is at or below 0 leaves the norm term's blocks that cannot
+-- reach it, where those blocks hold every docid of the window (no NULL,
+-- hole or empty vector there: doc/decisions.md "L2: the norm term's
+-- blocks by their bounds").  NULL and empty vectors only past row 36,000,
+-- deleted rows in the first window
+SET enable_seqscan = off;
+SELECT setseed(0.43);
+CREATE TABLE spm_l2_big (id int NOT NULL, v sparsevec(60)) WITH (autovacuum_enabled = off);
+INSERT INTO spm_l2_big SELECT i, CASE WHEN i > 36000 AND i % 97 = 0 THEN NULL
+	WHEN i > 36000 AND i % 89 = 0 THEN '{}/60' ELSE spm_rand_sv(60, 8, NULL, 0.2) END
+FROM generate_series(1, 40000) i;
+CREATE INDEX spm_l2_big_idx ON spm_l2_big USING sparse_maxscore (v sparsevec_l2_ops);
+DELETE FROM spm_l2_big WHERE id % 50 = 0 AND id < 16000;
+VACUUM spm_l2_big;
+SELECT count(*) FROM (SELECT id FROM spm_l2_big ORDER BY v <-> '{5:0.01,58:0.01}/60' LIMIT 10) s;
+SELECT rounds, postings_decoded < (SELECT sum(query_postings) FROM sparse_maxscore_last_scan_segments())
+	AS norm_blocks_left, blocks_skipped > 0 AS blocks_skipped
+FROM sparse_maxscore_last_scan();
+SELECT q, lim, filter, spm_check(format('SELECT id, v <-> %L AS d FROM spm_l2_big WHERE %s ORDER BY v <-> %L',
+		q, filter, q), lim) AS result
+FROM unnest(ARRAY['{5:0.01,58:0.01}/60', '{58:1}/60', '{1:1,2:1,3:1}/60', '{1:-0.5,7:0.01}/60']) q,
+	unnest(ARRAY[1, 10, 100, NULL]) lim, unnest(ARRAY['true', 'id % 3 = 0']) filter
+ORDER BY q, lim, filter;
+DROP TABLE spm_l2_big;
+RESET enable_seqscan;

@@ -946,6 +946,7 @@ start_scan(IndexScanDesc scan)
 			negative |= qv[i] < 0;
 		so->query = q;
 		so->sq.negative = negative;
+		so->sq.l2 = false;
 		so->state = SPM_SCAN_ROUNDS;
 		so->qnorm = 0.0;
 		for (int i = 0; i < q->nnz; i++)
@@ -979,6 +980,7 @@ start_scan(IndexScanDesc scan)
 			q2->indices[q->nnz] = (int32) spm_l2_term(q->dim);
 			SPV_VALUES(q2)[q->nnz] = 1.0f;
 			so->sq.query = q2;
+			so->sq.l2 = true;
 		}
 	}
 	so->sq.algorithm = spm_algorithm;

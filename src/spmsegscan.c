@@ -269,6 +269,9 @@ setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	if (phase == SPM_PHASE_ANY && seg->hdr.nnullmap > 0)
 		t->is_alive = is_alive_not_null;
 	t->phase = phase;
+	/* the segment has the norm term, the last of the query */
+	t->norm_last = phase == SPM_PHASE_ANY && sq->l2 && n > 0 &&
+		st->qi[n - 1] == sq->query->nnz - 1;
 	t->arg = r;
 	t->counters = sq->counters;
 	t->scratch = traverse_scratch_get();

@@ -24,6 +24,8 @@ typedef struct SpmSegQuery
 {
 	const SparseVector *query;
 	bool		negative;		/* some query weight is below zero */
+	bool		l2;				/* the query's last term is an L2 index's
+								 * norm term (weight 1) */
 	int			algorithm;		/* sparse_maxscore.algorithm when the scan
 								 * started (SpmAlgorithm) */
 	SpmCounters *counters;		/* the scan's */

@@ -886,7 +886,9 @@ typedef enum SpmWindowPath
 {
 	SPM_WINDOW_SKIP,
 	SPM_WINDOW_TAAT,
-	SPM_WINDOW_MAXSCORE
+	SPM_WINDOW_MAXSCORE,
+	SPM_WINDOW_SIGNED			/* the norm term's blocks by their signed
+								 * bounds (signed_window) */
 } SpmWindowPath;
 
 typedef struct SpmWindowPlan
@@ -965,6 +967,32 @@ sort_by_window_bound(SpmTraverseState *s, int n)
 }
 
 /*
+ * Do the norm term's blocks (the last term's: SpmTraverse.norm_last) hold
+ * a posting for every docid of [a, b)?  Only then is a docid without one
+ * (a NULL row, a hole, an empty document, which scores 0) known to be
+ * absent, so that signed_window may leave a block's docids unoffered.
+ * From the skip entries: a block whose postings number its docid span
+ * holds all of it.
+ */
+static bool
+norm_covers(SpmTraverseState *s, uint32 a, uint32 b)
+{
+	const SpmTermCursor *c = &s->terms[s->nterms - 1];
+	int			j = seek_block(c, c->tblk, a);
+
+	if (j >= c->term.nblocks || block_first(c, j) > a)
+		return false;
+	for (; j < c->term.nblocks; j++)
+	{
+		if (c->term.count[j] != c->term.last[j] - block_first(c, j) + 1)
+			return false;
+		if (c->term.last[j] >= b - 1)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Step 1 and 2 of the file header: window bounds, the skip test, the
  * MaxScore partition and the cost rule.  Sets every term's essential flag
  * to match the plan.
@@ -991,6 +1019,13 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 	 * (offer_window), never by its marked offsets.
 	 */
 	zeros = s->t.phase == SPM_PHASE_ANY && !(theta > 0.0);
+	if (zeros && s->t.norm_last && !s->t.exhaustive && norm_covers(s, a, b))
+	{
+		for (int i = 0; i < s->nterms; i++)
+			s->terms[i].essential = true;
+		plan->path = SPM_WINDOW_SIGNED;
+		return;
+	}
 	if (s->t.exhaustive || s->t.phase == SPM_PHASE_NEGATIVE || zeros ||
 		s->skip_ms > 0)
 	{
@@ -1324,6 +1359,122 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 }
 
 /*
+ * The phase of any sign, a threshold at or below 0, and the norm term's
+ * blocks covering the window (norm_covers): acc holds the canonical sums
+ * of every other term (TAAT_MARK), so a document's score is its sum plus
+ * its norm posting, the last product of the canonical order.  Every
+ * docid of a norm block scores at most M + q * w_max, M the largest of
+ * 0 and the sums of the block's marked offsets (an unmarked one holds
+ * 0), w_max the block's bound from its skip entry (its largest weight for
+ * q > 0, signed, not clamped at 0 as bounds elsewhere): a block below the
+ * threshold is neither decoded nor offered.  The others are decoded, and
+ * each posting's document offered with its full score.  Clears acc,
+ * touched and tsum.  On an L2 index's real text most of a short query's
+ * norm blocks are left: the threshold is about the k-th smallest
+ * -|d|^2 / 2 of the segment, and a block of 128 documents rarely holds
+ * one (doc/decisions.md "L2: the norm term's blocks by their bounds").
+ */
+static void
+signed_window(SpmTraverseState *s, uint32 a, uint32 b)
+{
+	SpmTermCursor *c = &s->terms[s->nterms - 1];
+	double	   *acc = s->acc;
+	uint64	   *touched = s->touched;
+	const double q = c->term.q;
+	const float *bw = q > 0 ? c->term.max_w : c->term.min_w;
+	double		theta = threshold(s);
+	int			j = seek_block(c, c->tblk, a);
+	int64		scored = 0;
+
+	while (j < c->term.nblocks && block_first(c, j) < b)
+	{
+		uint32		lo = Max(block_first(c, j), a) - a;
+		uint32		hi = Min(c->term.last[j] + 1, b) - a;
+		double		m = 0.0;
+		int			n = c->term.count[j];
+		int			p;
+
+		/* the largest sum of the block's docids in the window */
+		for (uint32 wi = lo >> 6; wi <= (hi - 1) >> 6; wi++)
+		{
+			uint64		bits = touched[wi];
+
+			if (wi == lo >> 6)
+				bits &= ~UINT64CONST(0) << (lo & 63);
+			if (wi == (hi - 1) >> 6 && ((hi - 1) & 63) != 63)
+				bits &= (UINT64CONST(1) << (((hi - 1) & 63) + 1)) - 1;
+			while (bits != 0)
+			{
+				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
+
+				bits &= bits - 1;
+				m = Max(m, acc[off]);
+			}
+		}
+		if (m + q * bw[j] + s->slack < theta)
+		{
+			/* a block that goes on in the next window is judged there too */
+			if (c->term.last[j] >= b)
+				break;
+			j++;
+			continue;
+		}
+		if (c->tdec != j)
+		{
+			s->t.read_block(s->t.arg, &c->term, j, c->tdocs, c->tw);
+			note_decoded(s, c, j);
+			c->tdec = j;
+			c->tpos = 0;
+		}
+		p = c->tpos;
+		while (p < n && c->tdocs[p] < a)
+			p++;
+		for (; p < n; p++)
+		{
+			uint32		d = c->tdocs[p];
+			double		x;
+
+			if (d >= b)
+				break;
+			x = spv_score_add(acc[d - a], q, c->tw[p]);
+			scored++;
+			if (x >= theta)
+			{
+				consider(s, d, x);
+				theta = threshold(s);
+			}
+		}
+		c->tpos = p;
+		if (p < n)
+			break;				/* the block goes on in the next window */
+		j++;
+	}
+	c->tblk = j;
+	s->t.counters->candidates += scored;
+
+	/* clear what the other terms marked */
+	for (uint32 si = 0; si < lengthof(s->tsum); si++)
+	{
+		uint64		words = s->tsum[si];
+
+		s->tsum[si] = 0;
+		while (words != 0)
+		{
+			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
+			uint64		bits = touched[wi];
+
+			words &= words - 1;
+			touched[wi] = 0;
+			while (bits != 0)
+			{
+				acc[wi * 64 + pg_rightmost_one_pos64(bits)] = 0.0;
+				bits &= bits - 1;
+			}
+		}
+	}
+}
+
+/*
  * One window [a, b): plan it, accumulate its essential terms
  * term-at-a-time (step 3), then offer its documents by the plan's path.
  */
@@ -1337,6 +1488,13 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	partition_window(s, a, b, &plan);
 	if (plan.path == SPM_WINDOW_SKIP)
 		return;
+	if (plan.path == SPM_WINDOW_SIGNED)
+	{
+		for (int i = 0; i < s->nterms - 1; i++)
+			taat(s, &s->terms[i], a, b, s->acc, TAAT_MARK);
+		signed_window(s, a, b);
+		return;
+	}
 	if (plan.path == SPM_WINDOW_MAXSCORE)
 		mode = TAAT_RECORD;
 	else

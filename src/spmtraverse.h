@@ -140,6 +140,15 @@ typedef struct SpmTraverse
 	uint32		ndocs;			/* visit local docids [0, ndocs) */
 	bool		exhaustive;		/* no pruning (the test oracle) */
 	SpmPhase	phase;
+
+	/*
+	 * The last term holds a norm posting on every document with elements
+	 * (an L2 index's norm term, src/README "Cosine and L2"), and this is
+	 * the phase of any sign: a window where that term's blocks cover every
+	 * docid may then skip the ones whose signed bound cannot reach a
+	 * threshold at or below 0 (spmtraverse.c, signed_window).
+	 */
+	bool		norm_last;
 	SpmAfter	after;
 	SpmTopK    *topk;
 

@@ -660,9 +660,14 @@ static bool quantize_segments = false;
 
 /*
  * and, when set, the shape of an L2 index: the last term of the vocabulary
- * is each document's norm posting -|d|^2 / 2 (none for empty documents)
+ * is each document's norm posting -|d|^2 / 2 (none for empty documents);
+ * 2: no empty document either (every docid has a norm posting, so the
+ * norm term's blocks cover every window: signed_window runs)
  */
-static bool l2_segments = false;
+static int	l2_segments = 0;
+
+/* traversals are told the query's last term is the norm term (L2) */
+static bool unit_norm_last = false;
 
 static void
 build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
@@ -683,7 +688,7 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 		doc->idx = palloc(sizeof(int32) * nterms);
 		doc->val = palloc(sizeof(float) * nterms);
 		doc->alive = rnd_unit() >= deadfrac;
-		if (rnd_below(20) == 0)
+		if (rnd_below(20) == 0 && l2_segments != 2)
 			continue;			/* empty document */
 		for (int t = 0; t < nterms; t++)
 		{
@@ -702,6 +707,12 @@ build_segment(TestSeg *s, int ndocs, int nterms, int style, double deadfrac,
 
 			if (doc->nnz > 0 && doc->idx[doc->nnz - 1] == nterms - 1)
 				doc->nnz--;
+			if (doc->nnz == 0 && l2_segments == 2)
+			{
+				doc->idx[0] = rnd_below(nterms - 1);
+				doc->val[0] = random_weight(style);
+				doc->nnz = 1;
+			}
 			if (doc->nnz == 0)
 				continue;
 			for (int i = 0; i < doc->nnz; i++)
@@ -1026,6 +1037,9 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		t.ndocs = segs[i]->ndocs;
 		t.exhaustive = exhaustive;
 		t.phase = phase;
+		t.norm_last = unit_norm_last && phase == SPM_PHASE_ANY && q->n > 0 &&
+			q->idx[q->n - 1] == segs[i]->nterms - 1 &&
+			segs[i]->terms[segs[i]->nterms - 1].df > 0;
 		t.after = *after;
 		t.topk = &topk;
 		t.read_block = read_block;
@@ -1223,9 +1237,10 @@ test_any_sign_l2(void)
 			int			nterms = 6 + rnd_below(20);
 			int			norm = nterms - 1;
 
-			l2_segments = true;
+			/* with empty documents, then every docid with a norm posting */
+			l2_segments = 1 + (style + si) % 2;
 			build_segment(&seg, sizes[si], nterms, style, 0.1, 0);
-			l2_segments = false;
+			l2_segments = 0;
 			one[0] = &seg;
 			for (int qi = 0; qi < 6; qi++)
 			{
@@ -1262,10 +1277,74 @@ test_any_sign_l2(void)
 				spm_test_always_maxscore(true);
 				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
 				spm_test_always_maxscore(false);
+				/* the norm term's blocks by their signed bounds */
+				unit_norm_last = true;
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				spm_test_always_maxscore(true);
+				check_stream(one, 1, &q, SPM_PHASE_ANY, false, k0, what);
+				spm_test_always_maxscore(false);
+				unit_norm_last = false;
 			}
 			free_segment(&seg);
 		}
 	}
+}
+
+/*
+ * On an L2-shaped segment whose every docid has a norm posting, a LIMIT
+ * round far from every document must leave most norm blocks undecoded
+ * (signed_window), and give what the round without it gives.
+ */
+static void
+test_l2_signed_prunes(void)
+{
+	TestSeg		seg;
+	TestSeg    *one[1];
+	TestQuery	q;
+	SpmHit		h1[10];
+	SpmHit		h2[10];
+	SpmAfter	after = {false, 0, 0};
+	SpmCounters c1;
+	SpmCounters c2;
+	int			n1;
+	int			n2;
+
+	bool		quantized = quantize_segments;
+
+	/* norm postings are never quantized (src/README "Cosine and L2") */
+	quantize_segments = false;
+	l2_segments = 2;
+	build_segment(&seg, 50000, 30, 1, 0.05, 0);
+	l2_segments = 0;
+	quantize_segments = quantized;
+	one[0] = &seg;
+	random_query(&q, 29, 1, false);
+	while (q.n > 0 && q.idx[q.n - 1] >= 29)
+		q.n--;
+	/* far from every document: every score below 0 */
+	for (int i = 0; i < q.n; i++)
+		q.val[i] *= 1e-6f;
+	q.idx[q.n] = 29;
+	q.val[q.n] = 1.0f;
+	q.n++;
+	memset(&c1, 0, sizeof(c1));
+	memset(&c2, 0, sizeof(c2));
+	n1 = run_round(one, 1, &q, SPM_PHASE_ANY, false, &after, 10, h1, &c1);
+	unit_norm_last = true;
+	n2 = run_round(one, 1, &q, SPM_PHASE_ANY, false, &after, 10, h2, &c2);
+	unit_norm_last = false;
+	printf("l2 signed: %lld postings decoded (%lld blocks skipped), without %lld\n",
+		   (long long) c2.postings_decoded, (long long) c2.blocks_skipped,
+		   (long long) c1.postings_decoded);
+	CHECK(n1 == 10 && n2 == 10, "l2 signed: %d and %d hits", n1, n2);
+	for (int i = 0; i < 10 && i < n1 && i < n2; i++)
+		CHECK(h1[i].docid == h2[i].docid && h1[i].score == h2[i].score,
+			  "l2 signed: hit %d differs", i);
+	/* more than half of the 50,000 norm postings left undecoded */
+	CHECK(c1.postings_decoded - c2.postings_decoded > 25000,
+		  "l2 signed: %lld postings decoded, without %lld",
+		  (long long) c2.postings_decoded, (long long) c1.postings_decoded);
+	free_segment(&seg);
 }
 
 /*
@@ -2974,6 +3053,7 @@ main(int argc, char **argv)
 	quantize_segments = true;
 	test_traversal();
 	test_any_sign_l2();
+	test_l2_signed_prunes();
 	test_pruning_happens();
 	quantize_segments = false;
 	test_group_bounds();

@@ -1021,9 +1021,11 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 	zeros = s->t.phase == SPM_PHASE_ANY && !(theta > 0.0);
 	if (zeros && s->t.norm_last && !s->t.exhaustive && norm_covers(s, a, b))
 	{
+		/* sparse: the other terms' postings are few (window_is_sparse) */
 		for (int i = 0; i < s->nterms; i++)
-			s->terms[i].essential = true;
+			s->terms[i].essential = i < s->nterms - 1;
 		plan->path = SPM_WINDOW_SIGNED;
+		plan->sparse = window_is_sparse(s, a, b);
 		return;
 	}
 	if (s->t.exhaustive || s->t.phase == SPM_PHASE_NEGATIVE || zeros ||
@@ -1361,21 +1363,22 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
 /*
  * The phase of any sign, a threshold at or below 0, and the norm term's
  * blocks covering the window (norm_covers): acc holds the canonical sums
- * of every other term (TAAT_MARK), so a document's score is its sum plus
- * its norm posting, the last product of the canonical order.  Every
- * docid of a norm block scores at most M + q * w_max, M the largest of
- * 0 and the sums of the block's marked offsets (an unmarked one holds
- * 0), w_max the block's bound from its skip entry (its largest weight for
+ * of every other term, so a document's score is its sum plus its norm
+ * posting, the last product of the canonical order.  Every docid of a
+ * norm block scores at most M + q * w_max, M the largest of 0 and the
+ * block's sums: of its marked offsets when the other terms' postings are
+ * few (marked: TAAT_MARK, an unmarked offset holds 0), else of all its
+ * offsets (TAAT_DENSE, straight into acc), w_max the block's bound from its skip entry (its largest weight for
  * q > 0, signed, not clamped at 0 as bounds elsewhere): a block below the
  * threshold is neither decoded nor offered.  The others are decoded, and
- * each posting's document offered with its full score.  Clears acc,
- * touched and tsum.  On an L2 index's real text most of a short query's
+ * each posting's document offered with its full score.  Clears acc (and
+ * touched and tsum).  On an L2 index's real text most of a short query's
  * norm blocks are left: the threshold is about the k-th smallest
  * -|d|^2 / 2 of the segment, and a block of 128 documents rarely holds
  * one (doc/decisions.md "L2: the norm term's blocks by their bounds").
  */
 static void
-signed_window(SpmTraverseState *s, uint32 a, uint32 b)
+signed_window(SpmTraverseState *s, uint32 a, uint32 b, bool marked)
 {
 	SpmTermCursor *c = &s->terms[s->nterms - 1];
 	double	   *acc = s->acc;
@@ -1395,7 +1398,9 @@ signed_window(SpmTraverseState *s, uint32 a, uint32 b)
 		int			p;
 
 		/* the largest sum of the block's docids in the window */
-		for (uint32 wi = lo >> 6; wi <= (hi - 1) >> 6; wi++)
+		for (uint32 i = lo; !marked && i < hi; i++)
+			m = Max(m, acc[i]);
+		for (uint32 wi = lo >> 6; marked && wi <= (hi - 1) >> 6; wi++)
 		{
 			uint64		bits = touched[wi];
 
@@ -1452,7 +1457,12 @@ signed_window(SpmTraverseState *s, uint32 a, uint32 b)
 	c->tblk = j;
 	s->t.counters->candidates += scored;
 
-	/* clear what the other terms marked */
+	/* clear what the other terms added */
+	if (!marked)
+	{
+		memset(acc, 0, (b - a) * sizeof(double));
+		return;
+	}
 	for (uint32 si = 0; si < lengthof(s->tsum); si++)
 	{
 		uint64		words = s->tsum[si];
@@ -1491,8 +1501,9 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	if (plan.path == SPM_WINDOW_SIGNED)
 	{
 		for (int i = 0; i < s->nterms - 1; i++)
-			taat(s, &s->terms[i], a, b, s->acc, TAAT_MARK);
-		signed_window(s, a, b);
+			taat(s, &s->terms[i], a, b, s->acc,
+				 plan.sparse ? TAAT_MARK : TAAT_DENSE);
+		signed_window(s, a, b, plan.sparse);
 		return;
 	}
 	if (plan.path == SPM_WINDOW_MAXSCORE)

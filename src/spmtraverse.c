@@ -37,10 +37,12 @@
  *
  * The phase (spmtopk.h) says which rows are offered: scores above 0, below
  * 0, or of any sign.  Bounds are never below 0, so only a threshold above
- * 0 prunes: in the phase of any sign (an L2 index's rounds) the windows
- * are scored in full, every docid offered (untouched ones at 0), until the
- * heap's worst row scores above 0, and pruned as in the positive phase
- * from then on.
+ * 0 prunes as above.  In the phase of any sign (an L2 index's rounds),
+ * until the heap's worst row scores above 0, a window is scored in full,
+ * every docid offered (untouched ones at 0), or, when the caller says the
+ * last term is an L2 norm term and its blocks cover the window, by that
+ * term's signed block bounds (signed_window); from then on it is pruned
+ * as in the positive phase.
  *
  *-------------------------------------------------------------------------
  */
@@ -1368,9 +1370,10 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
  * norm block scores at most M + q * w_max, M the largest of 0 and the
  * block's sums: of its marked offsets when the other terms' postings are
  * few (marked: TAAT_MARK, an unmarked offset holds 0), else of all its
- * offsets (TAAT_DENSE, straight into acc), w_max the block's bound from its skip entry (its largest weight for
- * q > 0, signed, not clamped at 0 as bounds elsewhere): a block below the
- * threshold is neither decoded nor offered.  The others are decoded, and
+ * offsets (TAAT_DENSE, straight into acc); w_max is the block's bound from
+ * its skip entry (its largest weight for q > 0), signed, not clamped at 0
+ * as bounds elsewhere.  A block below the threshold is neither decoded
+ * nor offered.  The others are decoded, and
  * each posting's document offered with its full score.  Clears acc (and
  * touched and tsum).  On an L2 index's real text most of a short query's
  * norm blocks are left: the threshold is about the k-th smallest

@@ -280,6 +280,31 @@ probe_deep(SpmTraverseState *s, SpmTermCursor *c, uint32 d, float *w)
 }
 
 /*
+ * Decode block j of c into c->tdocs / c->tw unless it is there already
+ * (a block that goes on from the previous window), and return the
+ * position of its first posting at docid a or after (from c->tpos, where
+ * the previous window stopped).
+ */
+static inline int
+block_from(SpmTraverseState *s, SpmTermCursor *c, int j, uint32 a)
+{
+	int			n = c->term.count[j];
+	int			p;
+
+	if (c->tdec != j)
+	{
+		s->t.read_block(s->t.arg, &c->term, j, c->tdocs, c->tw);
+		note_decoded(s, c, j);
+		c->tdec = j;
+		c->tpos = 0;
+	}
+	p = c->tpos;
+	while (p < n && c->tdocs[p] < a)
+		p++;
+	return p;
+}
+
+/*
  * How taat() leaves a window's postings behind, besides their sums in acc:
  *	TAAT_DENSE	nothing else: the caller walks all of acc (offer_window)
  *	TAAT_MARK	every offset added to is marked in s->touched, so that
@@ -324,16 +349,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 			j++;
 			continue;
 		}
-		if (c->tdec != j)
-		{
-			s->t.read_block(s->t.arg, &c->term, j, c->tdocs, c->tw);
-			note_decoded(s, c, j);
-			c->tdec = j;
-			c->tpos = 0;
-		}
-		p = c->tpos;
-		while (p < n && c->tdocs[p] < a)
-			p++;
+		p = block_from(s, c, j, a);
 		if (mode == TAAT_RECORD)
 		{
 			for (; p < n; p++)
@@ -1427,16 +1443,7 @@ signed_window(SpmTraverseState *s, uint32 a, uint32 b, bool marked)
 			j++;
 			continue;
 		}
-		if (c->tdec != j)
-		{
-			s->t.read_block(s->t.arg, &c->term, j, c->tdocs, c->tw);
-			note_decoded(s, c, j);
-			c->tdec = j;
-			c->tpos = 0;
-		}
-		p = c->tpos;
-		while (p < n && c->tdocs[p] < a)
-			p++;
+		p = block_from(s, c, j, a);
 		for (; p < n; p++)
 		{
 			uint32		d = c->tdocs[p];
@@ -1466,25 +1473,15 @@ signed_window(SpmTraverseState *s, uint32 a, uint32 b, bool marked)
 		memset(acc, 0, (b - a) * sizeof(double));
 		return;
 	}
-	for (uint32 si = 0; si < lengthof(s->tsum); si++)
+	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
 	{
-		uint64		words = s->tsum[si];
+		uint64		bits = touched[wi];
 
-		s->tsum[si] = 0;
-		while (words != 0)
-		{
-			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
-			uint64		bits = touched[wi];
-
-			words &= words - 1;
-			touched[wi] = 0;
-			while (bits != 0)
-			{
-				acc[wi * 64 + pg_rightmost_one_pos64(bits)] = 0.0;
-				bits &= bits - 1;
-			}
-		}
+		touched[wi] = 0;
+		for (; bits != 0; bits &= bits - 1)
+			acc[wi * 64 + pg_rightmost_one_pos64(bits)] = 0.0;
 	}
+	memset(s->tsum, 0, sizeof(s->tsum));
 }
 
 /*

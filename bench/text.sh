@@ -11,9 +11,21 @@
 # present; delete the directory to start over):
 #   1. apt-get download NAME=VERSION of every pinned package, dpkg -x;
 #   2. paragraphs: dictionary entries (blank-line separated; WordNet per
-#      sense), manual pages (roff source cut at blank lines and paragraph and
-#      section macros, macros and escapes dropped), fortunes; at least five
-#      words each, invalid UTF-8 replaced;
+#      sense), manual pages (roff source, man and mdoc, cut at blank lines and
+#      paragraph, list and section macros, macros and escapes dropped),
+#      fortunes; HTML manuals (the directories listed in text_paragraphs:
+#      head, script, style, nav, header, footer, comments, <pre> blocks and
+#      Javadoc signatures dropped, cut at block elements (p, li, dd, dt,
+#      headings, div, table cells, ...), a piece with fewer than five words
+#      outside <code> skipped as code, tags dropped, entities decoded); info
+#      manuals (nodes at \x1f, node header lines and menus dropped, blank-line
+#      paragraphs, examples (every line indented 5 or more) and underlines
+#      dropped).  At least five words each, invalid UTF-8 replaced; exact
+#      duplicates (after whitespace is collapsed: boilerplate such as
+#      Javadoc's "Description copied from ...", and fortunes that both
+#      fortunes and fortunes-min ship) are kept once, the first in the
+#      order above; files are read in sorted order, so the output is the
+#      same on every run;
 #   3. in the bench's cluster, with the project's BM25 functions: the
 #      tokenizer is to_tsvector('english', ...) as in examples/bm25/recipe.sql;
 #      paragraphs with fewer than 3 lexemes are dropped; 3 x NQ paragraphs of
@@ -72,11 +84,12 @@ text_fetch() {	# text_fetch DIR
 
 # 2. paragraphs of the unpacked packages: "n<TAB>source<TAB>text" (COPY text)
 text_paragraphs() {	# text_paragraphs ROOTDIR OUT
-	perl -MEncode -e '
+	perl -MEncode -MDigest::MD5 -e '
 	use strict; use warnings;
 	my $root = shift;
 	binmode STDOUT, ":utf8";
 	my $n = 0;
+	my %seen;	# exact duplicates (boilerplate, the same text in two packages) once
 	sub emit {
 		my ($src, $t) = @_;
 		return unless defined $t;
@@ -84,6 +97,7 @@ text_paragraphs() {	# text_paragraphs ROOTDIR OUT
 		$t =~ s/[\x00-\x1f\x7f]+/ /g; $t =~ s/\s+/ /g; $t =~ s/^ //; $t =~ s/ $//;
 		my @w = ($t =~ /[A-Za-z]{2,}/g);
 		return if @w < 5;
+		return if $seen{Digest::MD5::md5(Encode::encode("UTF-8", $t))}++;
 		$t =~ s/\\/\\\\/g;
 		$n++;
 		print "$n\t$src\t$t\n";
@@ -115,11 +129,11 @@ text_paragraphs() {	# text_paragraphs ROOTDIR OUT
 		my $cur = "";
 		for my $l (split /\n/, $t) {
 			next if $l =~ /^[.\x27]\\"/;
-			if ($l =~ /^\s*$/ || $l =~ /^\.(PP|LP|P|SH|SS|TP|IP|HP|TH|RS|RE|nf|fi|EX|EE|in|sp|br|TQ|ad|na|ft|ne|so)\b(.*)$/) {
+			if ($l =~ /^\s*$/ || $l =~ /^\.(PP|LP|P|SH|SS|TP|IP|HP|TH|RS|RE|nf|fi|EX|EE|in|sp|br|TQ|ad|na|ft|ne|so|Pp|Sh|Ss|Bl|El|It|Bd|Ed|Dd|Dt|Os)\b(.*)$/) {
 				emit("man", $cur);
 				$cur = "";
 				my ($m, $rest) = ($1 // "", $2 // "");
-				$cur = $rest if $m =~ /^(SH|SS|IP)$/;
+				$cur = $rest if $m =~ /^(SH|SS|IP|Sh|Ss|It)$/;
 				next;
 			}
 			if ($l =~ /^\.[A-Za-z]{1,2}\s+(.*)$/) { $l = $1 } elsif ($l =~ /^\./) { next }
@@ -134,6 +148,92 @@ text_paragraphs() {	# text_paragraphs ROOTDIR OUT
 	for my $f (sort glob("$root/usr/share/games/fortunes/*")) {
 		next if $f =~ /\.(dat|u8)$/ || -l $f || !-f $f;
 		emit("fortunes", $_) for split /\n%\n/, slurp($f);
+	}
+	# HTML manuals: head, script, style, nav, header, footer, comments and
+	# <pre> blocks dropped; cut at block elements; a piece with fewer than
+	# five words outside <code> is not prose; tags dropped, entities decoded
+	my %ent = (amp => "&", lt => "<", gt => ">", quot => "\"", apos => "\x27", nbsp => " ",
+		ndash => "\x{2013}", mdash => "\x{2014}", lsquo => "\x{2018}", rsquo => "\x{2019}",
+		ldquo => "\x{201c}", rdquo => "\x{201d}", hellip => "\x{2026}", copy => "\x{a9}",
+		reg => "\x{ae}", trade => "\x{2122}", para => "\x{b6}", sect => "\x{a7}", times => "\x{d7}",
+		laquo => "\x{ab}", raquo => "\x{bb}", middot => "\x{b7}", bull => "\x{2022}", shy => "");
+	sub entities {
+		my $t = shift;
+		$t =~ s/&#[xX]([0-9a-fA-F]{1,6});/my $c = hex $1; ($c > 0 && $c < 0x110000 && ($c < 0xd800 || $c > 0xdfff)) ? chr($c) : " "/ge;
+		$t =~ s/&#([0-9]{1,7});/my $c = $1; ($c > 0 && $c < 0x110000 && ($c < 0xd800 || $c > 0xdfff)) ? chr($c) : " "/ge;
+		$t =~ s/&([A-Za-z]+);/exists $ent{$1} ? $ent{$1} : " "/ge;
+		return $t;
+	}
+	# the regular files under DIR whose names match RE, sorted, no symbolic links
+	sub files {
+		my ($d, $re) = @_;
+		opendir(my $h, $d) or return ();
+		my @e = sort grep { !/^\.\.?$/ } readdir $h;
+		closedir $h;
+		my @out;
+		for my $e (@e) {
+			my $p = "$d/$e";
+			next if -l $p;
+			if (-d $p) { push @out, files($p, $re) } elsif (-f $p && $e =~ $re) { push @out, $p }
+		}
+		return @out;
+	}
+	my @html = (
+		["python", "usr/share/doc/python3.11/html"],
+		["postgresql", "usr/share/doc/postgresql-doc-15/html"],
+		["linux", "usr/share/doc/linux-doc-6.1/html"],
+		["javadoc", "usr/share/doc/openjdk-17-jre-headless/api"],
+		["debian-reference", "usr/share/debian-reference"],
+		["developers-reference", "usr/share/developers-reference"],
+		["debian-policy", "usr/share/doc/debian-policy"],
+		["rust", "usr/share/doc/rust-doc/html"],
+		["erlang", "usr/share/doc/erlang-doc"],
+		["qt", "usr/share/qt5/doc"],
+		["pandas", "usr/share/doc/python-pandas-doc/html"],
+		["scipy", "usr/share/doc/python-scipy-doc/html"],
+		["gimp", "usr/share/gimp/2.0/help/en"],
+		["debian-handbook", "usr/share/doc/debian-handbook/html/en-US"],
+		["django", "usr/share/doc/python-django-doc/html"],
+		["nodejs", "usr/share/doc/nodejs/api"],
+		["lilypond", "usr/share/doc/lilypond/html/Documentation"],
+	);
+	my $block = qr{</?(?:p|li|dd|dt|h[1-6]|div|table|tr|td|th|caption|blockquote|ul|ol|dl|br|hr|section|article|aside|main|title|figure|figcaption|summary|details|form|center)\b[^>]*>}i;
+	for my $h (@html) {
+		my ($src, $d) = @$h;
+		for my $f (files("$root/$d", qr/\.html?$/)) {
+			my $t = Encode::decode("UTF-8", slurp($f), Encode::FB_DEFAULT);
+			$t =~ s/<!--.*?-->//gs;
+			$t =~ s{<(head|script|style|nav|header|footer|pre|noscript|svg|math)\b.*?</\1\s*>}{<p>}gis;
+			$t =~ s{<div class="member-signature">.*?</div>}{<p>}gis;	# Javadoc signatures
+			for my $p (split /$block/, $t) {
+				next unless $p =~ /[A-Za-z]/;
+				(my $prose = $p) =~ s{<code\b.*?</code\s*>}{ }gis;
+				$prose =~ s/<[^>]*>/ /g;
+				my @w = ($prose =~ /[A-Za-z]{2,}/g);
+				next if @w < 5;
+				$p =~ s/<[^>]*>//g;
+				emit($src, entities($p));
+			}
+		}
+	}
+	# info manuals: nodes between \x1f; the node header line, menus, indented
+	# examples (every line indented 5 or more) and underlines dropped;
+	# paragraphs at blank lines
+	for my $i (["bash", "bash.info.gz"], ["gnu-standards", "standards.info.gz"], ["gnu-standards", "maintain.info.gz"]) {
+		my ($src, $file) = @$i;
+		my $f = "$root/usr/share/info/$file";
+		next unless -f $f;
+		my $t = Encode::decode("UTF-8", slurp_gz($f), Encode::FB_DEFAULT);
+		for my $node (split /\x1f\n?/, $t) {
+			next unless $node =~ s/^File: [^\n]*\n//;	# the preamble and tag tables are not nodes
+			$node =~ s/\n\* Menu:.*//s;
+			for my $p (split /\n[ \t]*\n/, $node) {
+				my @l = grep { !/^\s*[=*\-.]{3,}\s*$/ } split /\n/, $p;
+				next unless @l;
+				next unless grep { !/^ {5}/ } @l;
+				emit($src, join(" ", @l));
+			}
+		}
 	}
 	print STDERR "$n\n";
 	' "$1" >"$2" 2>"$2.count" || die "extracting the paragraphs failed: $(tail -n 3 "$2.count")"

@@ -17,10 +17,11 @@
 #      head, script, style, nav, header, footer, comments, <pre> blocks and
 #      Javadoc signatures dropped, cut at block elements (p, li, dd, dt,
 #      headings, div, table cells, ...), a piece with fewer than five words
-#      outside <code> skipped as code, tags dropped, entities decoded); info
-#      manuals (nodes at \x1f, node header lines and menus dropped, blank-line
-#      paragraphs, examples (every line indented 5 or more) and underlines
-#      dropped).  At least five words each, invalid UTF-8 replaced; exact
+#      outside <code> skipped as code, tags dropped, entities decoded; GNOME's
+#      Mallard help pages the same way, their <info> blocks dropped); info
+#      manuals (a manual split into parts read as one, nodes at \x1f, node
+#      header lines and menus dropped, blank-line paragraphs, examples (every
+#      line indented 5 or more) and underlines dropped).  At least five words each, invalid UTF-8 replaced; exact
 #      duplicates (after whitespace is collapsed: boilerplate such as
 #      Javadoc's "Description copied from ...", and fortunes that both
 #      fortunes and fortunes-min ship) are kept once, the first in the
@@ -196,14 +197,51 @@ text_paragraphs() {	# text_paragraphs ROOTDIR OUT
 		["django", "usr/share/doc/python-django-doc/html"],
 		["nodejs", "usr/share/doc/nodejs/api"],
 		["lilypond", "usr/share/doc/lilypond/html/Documentation"],
+		["libreoffice", "usr/share/libreoffice/help/en-US"],
+		["git", "usr/share/doc/git-doc"],
+		["sphinx", "usr/share/doc/sphinx-doc/html"],
+		["debian-faq", "usr/share/doc/debian/FAQ"],
+		["maint-guide", "usr/share/doc/maint-guide/html"],
+		["debmake", "usr/share/doc/debmake-doc/html"],
+		["sqlalchemy", "usr/share/doc/python-sqlalchemy-doc/html"],
+		["gnome", "usr/share/help/C", qr/\.page$/],	# Mallard pages: XML with <p>, <title>, ...
+		["apache", "usr/share/doc/apache2-doc/manual/en"],
+		["sympy", "usr/share/doc/python-sympy-doc/html"],
+		["sklearn", "usr/share/doc/python-sklearn-doc/html"],
+		["astropy", "usr/share/doc/python-astropy-doc/html"],
+		["statsmodels", "usr/share/doc/python-statsmodels-doc/html"],
+		["sagemath", "usr/share/doc/sagemath/html/en"],
+		["gnucash", "usr/share/doc/gnucash-docs/gnucash-guide-en"],
+		["gnucash", "usr/share/doc/gnucash-docs/gnucash-help-en"],
+		["skimage", "usr/share/doc/python-skimage-doc/html"],
+		["grass", "usr/share/doc/grass-doc/html"],
+		["kicad", "usr/share/doc/kicad/help/en"],
+		["cppreference", "usr/share/cppreference/doc/html/en"],
+		["sqlite", "usr/share/doc/sqlite3"],
+		["ghc", "usr/share/doc/ghc-doc/html"],
+		["racket", "usr/share/doc/racket"],
+		["llvm", "usr/share/doc/llvm-14-doc/html"],
+		["clang", "usr/share/doc/clang-14/html"],
+		["cmake", "usr/share/doc/cmake-data/html"],
+		["gap", "usr/share/gap/doc"],
+		["doxygen", "usr/share/doc/doxygen/html"],
+		["wireshark", "usr/share/doc/wireshark"],
+		["imagemagick", "usr/share/doc/imagemagick-6-common/html"],
+		["zsh", "usr/share/doc/zsh-common/html"],
+		["octave", "usr/share/doc/octave/octave.html"],
+		["maxima", "usr/share/doc/maxima-doc/html"],
+		["texinfo", "usr/share/doc/texinfo/html"],
+		["r", "usr/share/R/doc/manual"],
+		["boost", "usr/share/doc/libboost1.81-doc"],
+		["gtk-doc", "usr/share/gtk-doc/html"],
 	);
 	my $block = qr{</?(?:p|li|dd|dt|h[1-6]|div|table|tr|td|th|caption|blockquote|ul|ol|dl|br|hr|section|article|aside|main|title|figure|figcaption|summary|details|form|center)\b[^>]*>}i;
 	for my $h (@html) {
-		my ($src, $d) = @$h;
-		for my $f (files("$root/$d", qr/\.html?$/)) {
+		my ($src, $d, $re) = @$h;
+		for my $f (files("$root/$d", $re // qr/\.html?$/)) {
 			my $t = Encode::decode("UTF-8", slurp($f), Encode::FB_DEFAULT);
 			$t =~ s/<!--.*?-->//gs;
-			$t =~ s{<(head|script|style|nav|header|footer|pre|noscript|svg|math)\b.*?</\1\s*>}{<p>}gis;
+			$t =~ s{<(head|script|style|nav|header|footer|pre|noscript|svg|math|info)\b.*?</\1\s*>}{<p>}gis;
 			$t =~ s{<div class="member-signature">.*?</div>}{<p>}gis;	# Javadoc signatures
 			for my $p (split /$block/, $t) {
 				next unless $p =~ /[A-Za-z]/;
@@ -219,11 +257,18 @@ text_paragraphs() {	# text_paragraphs ROOTDIR OUT
 	# info manuals: nodes between \x1f; the node header line, menus, indented
 	# examples (every line indented 5 or more) and underlines dropped;
 	# paragraphs at blank lines
-	for my $i (["bash", "bash.info.gz"], ["gnu-standards", "standards.info.gz"], ["gnu-standards", "maintain.info.gz"]) {
-		my ($src, $file) = @$i;
-		my $f = "$root/usr/share/info/$file";
-		next unless -f $f;
-		my $t = Encode::decode("UTF-8", slurp_gz($f), Encode::FB_DEFAULT);
+	my @info = (["bash", "usr/share/info/bash"], ["gnu-standards", "usr/share/info/standards"], ["gnu-standards", "usr/share/info/maintain"],
+		["coreutils", "usr/share/info/coreutils"], ["guile", "usr/share/info/guile-3.0/guile"], ["autoconf", "usr/share/info/autoconf"]);
+	for my $i (@info) {
+		my ($src, $name) = @$i;
+		my $t = "";
+		# a manual split into NAME.info-1.gz, NAME.info-2.gz, ...: the parts in order
+		for my $f (sort { ($a =~ /-(\d+)\.gz$/ ? $1 : 0) <=> ($b =~ /-(\d+)\.gz$/ ? $1 : 0) || $a cmp $b }
+				grep { -f $_ && !-l $_ } glob("$root/$name.info.gz $root/$name.info-*.gz")) {
+			$t .= "\x1f\n" . slurp_gz($f);
+		}
+		next if $t eq "";
+		$t = Encode::decode("UTF-8", $t, Encode::FB_DEFAULT);
 		for my $node (split /\x1f\n?/, $t) {
 			next unless $node =~ s/^File: [^\n]*\n//;	# the preamble and tag tables are not nodes
 			$node =~ s/\n\* Menu:.*//s;

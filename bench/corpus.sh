@@ -54,7 +54,7 @@ corpus_options() {
 			[[ $s = keyword || $s = expansion ]] ||
 				{ echo "bench/run: --shape text has the query sets keyword and expansion, not $s" >&2; exit 2; }
 		done
-		[ -n "$DOCS_OPT" ] || DOCS_OPT=2000000	# all of it: capped at the corpus's size
+		[ -n "$DOCS_OPT" ] || DOCS_OPT=2000000	# the first 2M (capped at the corpus's size, ~2.2M)
 	else
 		return 0
 	fi

@@ -14,13 +14,12 @@
 // needs a database where sparsevec is installed or where it may CREATE
 // EXTENSION sparsevec (then into a schema spv of its own, which works next
 // to pgvector, whose extension also has a type named sparsevec).  It never
-// touches anything it did not create: its table lives in a schema of its
-// own, with a name no one else uses, dropped at the end.  test/run's
+// touches anything it did not create: its table is a temporary one (one
+// session throughout), gone when the session ends.  test/run's
 // `examples` suite runs it against a throwaway cluster with pgvector
 // installed in the same database.
 
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const { pipeline } = require('node:stream/promises');
 const { Readable } = require('node:stream');
 const pg = require('pg');
@@ -110,67 +109,58 @@ async function extensionSchema(client) {
   return 'spv';
 }
 
-// our table first, then our type and operators; nothing of public
-async function useSchemas(client, work, ext) {
-  await client.query(`SET search_path = ${pg.escapeIdentifier(work)}, ${pg.escapeIdentifier(ext)}`);
+// the extension's type and operators, nothing of public; our table is
+// temporary (pg_temp, searched first)
+async function useSchemas(client, ext) {
+  await client.query(`SET search_path = ${pg.escapeIdentifier(ext)}`);
 }
 
 async function main() {
-  // a schema of our own, under a name no one has: never a user's table
-  const admin = new pg.Client();
-  await admin.connect();
-  const ext = await extensionSchema(admin);
-  const work = `sparsevec_example_${crypto.randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE SCHEMA ${pg.escapeIdentifier(work)}`);
+  const client = new pg.Client();
+  await client.connect();
   try {
-    await run(ext, work);
+    await run(client, await extensionSchema(client));
   } finally {
-    // only what run() created, then the schema if it is empty (RESTRICT):
-    // anything else found there stays
-    await admin.query(`DROP TABLE IF EXISTS ${pg.escapeIdentifier(work)}.items`);
-    await admin.query(`DROP SCHEMA ${pg.escapeIdentifier(work)} RESTRICT`);
-    await admin.end();
+    await client.end();
   }
   console.log('node example: all checks passed');
 }
 
-async function run(ext, work) {
+async function run(client, ext) {
   const docs = new Map(); // id (string) -> SparseVector
   const queries = Array.from({ length: 8 }, () => randomVector(randInt(5, 40)));
   const sql = 'SELECT id, embedding <#> $1::sparsevec AS d FROM items ' +
     'ORDER BY embedding <#> $1::sparsevec LIMIT $2';
 
   // ---------------------------------------------------- without a parser
-  const plain = new pg.Client();
-  await plain.connect();
-  try {
-    await useSchemas(plain, work, ext);
-    await plain.query(`CREATE TABLE items (id bigint PRIMARY KEY, embedding sparsevec(${DIMS}))`);
-    await plain.query('CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)');
+  {
+    await useSchemas(client, ext);
+    await client.query(`CREATE TEMP TABLE items (id bigint PRIMARY KEY, embedding sparsevec(${DIMS}))`);
+    await client.query('CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)');
 
     // 1. from jsonb: the {"token id": weight} object an encoder returns
     for (let id = 1; id <= 300; id++) {
       const v = randomVector(randInt(20, 120));
       const json = Object.fromEntries(v.indices.map((i, k) => [String(i), v.values[k]]));
-      await plain.query('INSERT INTO items (id, embedding) VALUES ($1, sparsevec_from_jsonb($2, $3))',
+      await client.query('INSERT INTO items (id, embedding) VALUES ($1, sparsevec_from_jsonb($2, $3))',
         [id, JSON.stringify(json), DIMS]);
       docs.set(String(id), v);
     }
     // 2. the text format, 1-based (pgvector's toSql)
     for (let id = 301; id <= 600; id++) {
       const v = randomVector(randInt(20, 120));
-      await plain.query('INSERT INTO items (id, embedding) VALUES ($1, $2::sparsevec)', [id, pgvector.toSql(v)]);
+      await client.query('INSERT INTO items (id, embedding) VALUES ($1, $2::sparsevec)', [id, pgvector.toSql(v)]);
       docs.set(String(id), v);
     }
     // 3. binary COPY
     const batch = [];
     for (let id = 601; id <= 1000; id++) batch.push([id, randomVector(randInt(20, 120))]);
     await pipeline(Readable.from([copyBinaryStream(batch)]),
-      plain.query(copyFrom('COPY items (id, embedding) FROM STDIN (FORMAT binary)')));
+      client.query(copyFrom('COPY items (id, embedding) FROM STDIN (FORMAT binary)')));
     for (const [id, v] of batch) docs.set(String(id), v);
 
     // without a parser, sparsevec arrives as a string in the text format
-    const back = await plain.query('SELECT id, embedding FROM items WHERE id IN (1, 301, 601)');
+    const back = await client.query('SELECT id, embedding FROM items WHERE id IN (1, 301, 601)');
     assert.equal(back.rows.length, 3);
     for (const r of back.rows) {
       assert.equal(typeof r.embedding, 'string');
@@ -179,22 +169,18 @@ async function run(ext, work) {
     console.log('ok - jsonb, text and binary COPY inserts read back equal');
 
     // 4. top-k with parameters (the query vector as text)
-    await plain.query('SET enable_seqscan = off');
-    const plan = await plain.query(`EXPLAIN ${sql}`, [pgvector.toSql(queries[0]), 10]);
+    await client.query('SET enable_seqscan = off');
+    const plan = await client.query(`EXPLAIN ${sql}`, [pgvector.toSql(queries[0]), 10]);
     assert.match(plan.rows.map((r) => r['QUERY PLAN']).join('\n'), /Index Scan using items_embedding_idx/);
     for (const [n, q] of queries.entries()) {
-      const res = await plain.query(sql, [pgvector.toSql(q), 10]);
+      const res = await client.query(sql, [pgvector.toSql(q), 10]);
       checkTopk(`no parser, query ${n}`, res.rows, docs, q, 10);
     }
-  } finally {
-    await plain.end();
   }
 
   // ---------------------------------------------------- with the parser
-  const client = new pg.Client();
-  await client.connect();
-  try {
-    await useSchemas(client, work, ext);
+  // (the same session: the temporary table lives as long as it does)
+  {
     // pgvector's own registration needs pgvector's `vector` type, which
     // only a database with pgvector has (its parsers go by pgvector's oids)
     const hasPgvector = await client.query("SELECT FROM pg_extension WHERE extname = 'vector'");
@@ -202,7 +188,6 @@ async function run(ext, work) {
       await assert.rejects(require('pgvector/pg').registerTypes(client), /vector type not found/);
     }
     await registerSparsevec(client, `${pg.escapeIdentifier(ext)}.sparsevec`);
-    await client.query('SET enable_seqscan = off');
     // 5. SparseVector parameters (toPostgres sends the text format)
     for (let id = 1001; id <= 1200; id++) {
       const v = randomVector(randInt(20, 120));
@@ -240,8 +225,6 @@ async function run(ext, work) {
     assert.ok(sameVector(edge.rows[0].s, new SparseVector([0, 0.5, 0, 0, 0, 0, 0])), 'from a dense array');
     assert.ok(sameVector(parseSparsevec(' { } / 3'), new SparseVector({}, 3)), 'the empty vector, spaced');
     console.log('ok - the empty vector, NULL, a dense SparseVector');
-  } finally {
-    await client.end();
   }
 }
 

@@ -11,13 +11,12 @@ Connects with the usual libpq variables (PGHOST, PGPORT, PGUSER,
 PGDATABASE); needs a database where sparsevec is installed or where it may
 CREATE EXTENSION sparsevec (then into a schema spv of its own, which works
 next to pgvector, whose extension also has a type named sparsevec).  It
-never touches anything it did not create: its table lives in a schema of
-its own, with a name no one else uses, dropped at the end.  test/run's
+never touches anything it did not create: its table is a temporary one
+(one session throughout), gone when the session ends.  test/run's
 `examples` suite runs it against a throwaway cluster with pgvector
 installed in the same database.
 """
 import random
-import secrets
 import struct
 import sys
 
@@ -128,129 +127,116 @@ def extension_schema(conn):
     return "spv"
 
 
-def use_schemas(conn, work, ext):
-    """Our table first, then our type and operators; nothing of public."""
+def use_schemas(conn, ext):
+    """The extension's type and operators, nothing of public; our table is
+    temporary (pg_temp, searched first), so nothing of the user's is
+    touched and nothing is left behind."""
     conn.execute("SELECT set_config('search_path', %s, false)",
-                 ["%s, %s" % (psycopg.sql.Identifier(work).as_string(conn),
-                              psycopg.sql.Identifier(ext).as_string(conn))])
+                 [psycopg.sql.Identifier(ext).as_string(conn)])
 
 
 def main():
     check_api()
     with psycopg.connect(autocommit=True) as conn:
-        ext = extension_schema(conn)
-        # a schema of our own, under a name no one has: never a user's table
-        work = "sparsevec_example_%s" % secrets.token_hex(5)
-        conn.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(work)))
-    try:
-        run(ext, work)
-    finally:
-        with psycopg.connect(autocommit=True) as conn:
-            # only what run() created, then the schema if it is empty
-            # (RESTRICT): anything else found there stays
-            conn.execute(psycopg.sql.SQL("DROP TABLE IF EXISTS {}.items").format(psycopg.sql.Identifier(work)))
-            conn.execute(psycopg.sql.SQL("DROP SCHEMA {} RESTRICT").format(psycopg.sql.Identifier(work)))
+        run(conn, extension_schema(conn))
     print("python example: all checks passed")
 
 
-def run(ext, work):
+def run(conn, ext):
     docs = {}
     queries = [random_vector(rng.randint(5, 40)) for _ in range(8)]
 
     # ---------------------------------------------------- without an adapter
-    with psycopg.connect(autocommit=True) as conn:
-        use_schemas(conn, work, ext)
-        conn.execute("CREATE TABLE items (id bigint PRIMARY KEY, embedding sparsevec(%d))" % DIMS)
-        conn.execute("CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)")
+    use_schemas(conn, ext)
+    conn.execute("CREATE TEMP TABLE items (id bigint PRIMARY KEY, embedding sparsevec(%d))" % DIMS)
+    conn.execute("CREATE INDEX items_embedding_idx ON items USING sparse_maxscore (embedding)")
 
-        # 1. from jsonb: the {"token id": weight} dict an encoder returns
-        batch = {i: random_vector(rng.randint(20, 120)) for i in range(1, 401)}
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO items (id, embedding) VALUES (%s, sparsevec_from_jsonb(%s, %s))",
-                [(i, Jsonb({str(t): w for t, w in v.items()}), DIMS) for i, v in batch.items()])
-        docs.update(batch)
+    # 1. from jsonb: the {"token id": weight} dict an encoder returns
+    batch = {i: random_vector(rng.randint(20, 120)) for i in range(1, 401)}
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO items (id, embedding) VALUES (%s, sparsevec_from_jsonb(%s, %s))",
+            [(i, Jsonb({str(t): w for t, w in v.items()}), DIMS) for i, v in batch.items()])
+    docs.update(batch)
 
-        # 2. the text format, 1-based: '{18:0.8,2045:1.3}/30522'
-        batch = {i: random_vector(rng.randint(20, 120)) for i in range(401, 801)}
-        with conn.cursor() as cur:
-            cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %s::sparsevec)",
-                            [(i, SparseVector(v, DIMS).to_text()) for i, v in batch.items()])
-        docs.update(batch)
+    # 2. the text format, 1-based: '{18:0.8,2045:1.3}/30522'
+    batch = {i: random_vector(rng.randint(20, 120)) for i in range(401, 801)}
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %s::sparsevec)",
+                        [(i, SparseVector(v, DIMS).to_text()) for i, v in batch.items()])
+    docs.update(batch)
 
-        # 3. binary COPY, stream built by hand
-        batch = {i: random_vector(rng.randint(20, 120)) for i in range(801, 1201)}
-        with conn.cursor() as cur:
-            with cur.copy("COPY items (id, embedding) FROM STDIN (FORMAT binary)") as cp:
-                cp.write(copy_binary_stream(batch.items()))
-        docs.update(batch)
+    # 3. binary COPY, stream built by hand
+    batch = {i: random_vector(rng.randint(20, 120)) for i in range(801, 1201)}
+    with conn.cursor() as cur:
+        with cur.copy("COPY items (id, embedding) FROM STDIN (FORMAT binary)") as cp:
+            cp.write(copy_binary_stream(batch.items()))
+    docs.update(batch)
 
-        # the values came back as they went in (text output, parsed here)
-        for i, text in conn.execute("SELECT id, embedding::text FROM items WHERE id IN (1, 401, 801)"):
-            assert SparseVector.from_text(text) == SparseVector(docs[i], DIMS), i
-        print("ok - jsonb, text and binary COPY inserts read back equal")
+    # the values came back as they went in (text output, parsed here)
+    for i, text in conn.execute("SELECT id, embedding::text FROM items WHERE id IN (1, 401, 801)"):
+        assert SparseVector.from_text(text) == SparseVector(docs[i], DIMS), i
+    print("ok - jsonb, text and binary COPY inserts read back equal")
 
-        # 4. top-k with parameters; the query vector travels as text
-        conn.execute("SET enable_seqscan = off")
-        sql = ("SELECT id, embedding <#> %(q)s::sparsevec AS d FROM items "
-               "ORDER BY embedding <#> %(q)s::sparsevec LIMIT %(k)s")
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN " + sql, {"q": SparseVector(queries[0], DIMS).to_text(), "k": 10}))
-        assert "Index Scan using items_embedding_idx" in plan, plan
-        for n, q in enumerate(queries):
-            rows = conn.execute(sql, {"q": SparseVector(q, DIMS).to_text(), "k": 10}).fetchall()
-            check_topk("no adapter, query %d" % n, rows, docs, q, 10)
+    # 4. top-k with parameters; the query vector travels as text
+    conn.execute("SET enable_seqscan = off")
+    sql = ("SELECT id, embedding <#> %(q)s::sparsevec AS d FROM items "
+           "ORDER BY embedding <#> %(q)s::sparsevec LIMIT %(k)s")
+    plan = "\n".join(r[0] for r in conn.execute(
+        "EXPLAIN " + sql, {"q": SparseVector(queries[0], DIMS).to_text(), "k": 10}))
+    assert "Index Scan using items_embedding_idx" in plan, plan
+    for n, q in enumerate(queries):
+        rows = conn.execute(sql, {"q": SparseVector(q, DIMS).to_text(), "k": 10}).fetchall()
+        check_topk("no adapter, query %d" % n, rows, docs, q, 10)
 
     # ------------------------------------------------------- with the adapter
-    with psycopg.connect(autocommit=True) as conn:
-        use_schemas(conn, work, ext)
-        register_sparsevec(conn, "%s.sparsevec" % psycopg.sql.Identifier(ext).as_string(conn))
-        conn.execute("SET enable_seqscan = off")
+    # (the same session: the temporary table lives as long as it does)
+    register_sparsevec(conn, "%s.sparsevec" % psycopg.sql.Identifier(ext).as_string(conn))
 
-        # 5. SparseVector parameters, in binary (%b) and in text (%t)
-        batch = {i: random_vector(rng.randint(20, 120)) for i in range(1201, 1401)}
-        with conn.cursor() as cur:
-            cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %b)",
-                            [(i, SparseVector(v, DIMS)) for i, v in batch.items() if i % 2])
-            cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %t)",
-                            [(i, SparseVector(v, DIMS)) for i, v in batch.items() if not i % 2])
-        docs.update(batch)
+    # 5. SparseVector parameters, in binary (%b) and in text (%t)
+    batch = {i: random_vector(rng.randint(20, 120)) for i in range(1201, 1401)}
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %b)",
+                        [(i, SparseVector(v, DIMS)) for i, v in batch.items() if i % 2])
+        cur.executemany("INSERT INTO items (id, embedding) VALUES (%s, %t)",
+                        [(i, SparseVector(v, DIMS)) for i, v in batch.items() if not i % 2])
+    docs.update(batch)
 
-        # 6. binary COPY through the adapter
-        batch = {i: random_vector(rng.randint(20, 120)) for i in range(1401, 1801)}
-        with conn.cursor() as cur:
-            with cur.copy("COPY items (id, embedding) FROM STDIN (FORMAT binary)") as cp:
-                cp.set_types(["bigint", "sparsevec"])
-                for i, v in batch.items():
-                    cp.write_row((i, SparseVector(v, DIMS)))
-        docs.update(batch)
+    # 6. binary COPY through the adapter
+    batch = {i: random_vector(rng.randint(20, 120)) for i in range(1401, 1801)}
+    with conn.cursor() as cur:
+        with cur.copy("COPY items (id, embedding) FROM STDIN (FORMAT binary)") as cp:
+            cp.set_types(["bigint", "sparsevec"])
+            for i, v in batch.items():
+                cp.write_row((i, SparseVector(v, DIMS)))
+    docs.update(batch)
 
-        # 7. rows come back as SparseVector, in text and in binary results
+    # 7. rows come back as SparseVector, in text and in binary results
+    for binary in (False, True):
+        with conn.cursor(binary=binary) as cur:
+            cur.execute("SELECT id, embedding FROM items WHERE id IN (1, 401, 801, 1201, 1202, 1401)")
+            for i, v in cur:
+                assert isinstance(v, SparseVector), type(v)
+                assert v == SparseVector(docs[i], DIMS), i
+    print("ok - adapter: parameters, binary COPY and both result formats read back equal")
+
+    # 8. top-k with a SparseVector parameter, binary and text
+    assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == len(docs)
+    sql = ("SELECT id, embedding <#> %(q)s AS d FROM items "
+           "ORDER BY embedding <#> %(q)s LIMIT %(k)s")
+    plan = "\n".join(r[0] for r in conn.execute(
+        "EXPLAIN " + sql, {"q": SparseVector(queries[0], DIMS), "k": 10}))
+    assert "Index Scan using items_embedding_idx" in plan, plan
+    for n, q in enumerate(queries):
         for binary in (False, True):
             with conn.cursor(binary=binary) as cur:
-                cur.execute("SELECT id, embedding FROM items WHERE id IN (1, 401, 801, 1201, 1202, 1401)")
-                for i, v in cur:
-                    assert isinstance(v, SparseVector), type(v)
-                    assert v == SparseVector(docs[i], DIMS), i
-        print("ok - adapter: parameters, binary COPY and both result formats read back equal")
-
-        # 8. top-k with a SparseVector parameter, binary and text
-        assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == len(docs)
-        sql = ("SELECT id, embedding <#> %(q)s AS d FROM items "
-               "ORDER BY embedding <#> %(q)s LIMIT %(k)s")
-        plan = "\n".join(r[0] for r in conn.execute(
-            "EXPLAIN " + sql, {"q": SparseVector(queries[0], DIMS), "k": 10}))
-        assert "Index Scan using items_embedding_idx" in plan, plan
-        for n, q in enumerate(queries):
-            for binary in (False, True):
-                with conn.cursor(binary=binary) as cur:
-                    rows = cur.execute(sql, {"q": SparseVector(q, DIMS), "k": 10}).fetchall()
-                check_topk("adapter (%s), query %d" % ("binary" if binary else "text", n),
-                           rows, docs, q, 10)
-        # a whole ordering, no LIMIT
-        rows = conn.execute("SELECT id, embedding <#> %(q)s FROM items ORDER BY embedding <#> %(q)s",
-                            {"q": SparseVector(queries[1], DIMS)}).fetchall()
-        check_topk("adapter, no LIMIT", rows, docs, queries[1], len(docs))
+                rows = cur.execute(sql, {"q": SparseVector(q, DIMS), "k": 10}).fetchall()
+            check_topk("adapter (%s), query %d" % ("binary" if binary else "text", n),
+                       rows, docs, q, 10)
+    # a whole ordering, no LIMIT
+    rows = conn.execute("SELECT id, embedding <#> %(q)s FROM items ORDER BY embedding <#> %(q)s",
+                        {"q": SparseVector(queries[1], DIMS)}).fetchall()
+    check_topk("adapter, no LIMIT", rows, docs, queries[1], len(docs))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@
 # `index` statement (LIMIT 10, defaults) for each of the first
 # --recall-queries queries of the first query set, once each, in qid order,
 # timed by psql's \timing (client side: the round trip included).  The rows
-# are checked against the brute force as every arm's are, and the pass is
-# one row of the arms table, `index_cold`: p50/p90/p99/mean of those
-# queries, TPS = queries / the pass's summed latency.  What a user sees
+# are checked against the brute force as every arm's are, what each
+# statement read from the index, the heap and TOAST is counted
+# (bench/lib/touch.sh; touch_warm repeats the pass after the arms), and the
+# pass is one row of the arms table, `index_cold`: p50/p90/p99/mean of
+# those queries, TPS = queries / the pass's summed latency.  What a user sees
 # when the server has just started on an index that is not in memory; the
 # warm arms are measured after pg_prewarm, as before.
 #
@@ -40,10 +42,9 @@ cold_pass() {	# cold_pass TIER
 		fi
 	fi
 	note "cluster restarted; $dropped"
-	{
-		echo '\timing on'
-		for ((q = 1; q <= n; q++)); do arm_sql_rows index "$set" 10 "$q"; done
-	} >"$d/cold.sql"
+	# each statement between two reads of the block counters
+	# (bench/lib/touch.sh): what it read from the index, the heap, TOAST
+	touch_script "$set" "$n" "$d/cold.sql" 2>"$d/cold.err" || die "--cold: the relations' oids: $(head -n 1 "$d/cold.err")"
 	if ! PGOPTIONS="$BASE_PGOPTIONS" sql -f "$d/cold.sql" >"$d/cold.out" 2>"$d/cold.err"; then
 		note "--cold: the first pass failed: $(head -n 3 "$d/cold.err")"
 		NOTES+=("docs=$tier arm index_cold failed: $(head -n 1 "$d/cold.err")")
@@ -51,11 +52,7 @@ cold_pass() {	# cold_pass TIER
 		server_ready
 		return 0
 	fi
-	grep -v '^Time: ' "$d/cold.out" >"$d/rows.tsv" || true
-	# psql's "Time: 12.345 ms" (or "Time: 1234.567 ms (00:01.235)"), as a
-	# pgbench log line (latency in us, third field) for latency_stats
-	sed -n 's/^Time: \([0-9.]*\) ms.*/0 0 \1/p' "$d/cold.out" | awk '{ printf "0 %d %.0f\n", NR - 1, $3 * 1000 }' >"$d/log"
-	if [ "$(wc -l <"$d/log")" != "$n" ]; then
+	if ! touch_parse "$d/cold.out" "$d" || [ "$(wc -l <"$d/log")" != "$n" ]; then
 		note "--cold: $(wc -l <"$d/log") timings for $n queries"
 		NOTES+=("docs=$tier arm index_cold: psql printed $(wc -l <"$d/log") timings for $n queries")
 		FAILED=1
@@ -67,6 +64,7 @@ cold_pass() {	# cold_pass TIER
 		NOTES+=("docs=$tier arm index_cold is not exact: only $EXACT queries matched the brute force")
 		FAILED=1
 	fi
+	touch_summary "$tier" cold "$d"
 	local p50 p90 p99 mean txns tps
 	read -r p50 p90 p99 mean txns <<<"$(latency_stats "$d/lat.txt" "$d/log")"
 	tps=$(awk -v m="$mean" 'BEGIN { printf "%.3f", (m > 0 ? 1000 / m : 0) }')

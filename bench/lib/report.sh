@@ -10,7 +10,7 @@
 #                       report's path and the summary lines
 #
 # Files of DIR it reads (bench/README.md "The results folder"): run.env,
-# notes.txt, arms.tsv, mixed.tsv, counters.tsv, latency/*.dat.
+# notes.txt, arms.tsv, mixed.tsv, counters.tsv, touch.tsv, latency/*.dat.
 
 # run.env's scalar keys, in the order bench/run writes them (lists are
 # space-separated); then per query set QSTATS.<set>, SET_NQ.<set>,
@@ -446,6 +446,24 @@ report_plots() {
 	return 0
 }
 
+# what a query reads, relation by relation (bench/run --cold: touch.tsv,
+# bench/lib/touch.sh)
+touch_report() {	# touch_report TIER
+	[ -f "$DIR/touch.tsv" ] && grep -q "^$1	" "$DIR/touch.tsv" || return 0
+	echo "What a query reads (\`--cold\`, bench/lib/touch.sh): the \`index\` statement once per recall query, first in the pass after the restart, then warm after the arms; mean blocks per statement, hit in shared buffers / read from outside them (the OS page cache or the disk), over all of them and over the slowest tenth. The index's hits leave out pins through ReadRecentBuffer, which PostgreSQL does not count."
+	echo
+	echo "| pass | queries | p50 ms | p99 ms | of them | index | heap | TOAST | query table | index's share of the reads |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	awk -F'\t' -v t="$1" '$1 == t {
+		for (k = 0; k < 2; k++) {
+			o = 6 + 8 * k
+			rd = $(o + 1) + $(o + 3) + $(o + 5) + $(o + 7)
+			printf "| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s | %s |\n", (k ? "" : $2), (k ? "" : $3),
+				(k ? "" : $4), (k ? "" : $5), (k ? "slowest tenth" : "all"), $o, $(o + 1), $(o + 2), $(o + 3), $(o + 4), $(o + 5),
+				$(o + 6), $(o + 7), (rd > 0 ? sprintf("%.0f%%", 100 * $(o + 1) / rd) : "no reads") } }' "$DIR/touch.tsv"
+	echo
+}
+
 report_md() {
 	local tier info postings s
 	{
@@ -583,6 +601,7 @@ report_md() {
 			cosine_report "$tier"
 			l2_report "$tier"
 			floor_report "$tier"
+			touch_report "$tier"
 			[ -f "$DIR/latency_cdf_$tier.png" ] && { echo "![latency CDF, $tier documents](latency_cdf_$tier.png)"; echo; }
 			sharded_report "$tier"
 			mixed_report "$tier"

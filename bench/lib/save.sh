@@ -12,10 +12,11 @@ results_init() {
 	: >"$ARMS_TSV"
 	MIXED_TSV=$WORK/mixed.tsv	# one row per mixed run: bench/lib/mixed.sh
 	: >"$MIXED_TSV"
+	rm -f "$WORK/touch.tsv"		# one row per pass of bench/lib/touch.sh
 	NOTES=("${CORPUS_NOTES[@]}")
 	FAILED=0
 	rm -rf "$OUT/latency" "$OUT/plans.txt" "$OUT/run.env" "$OUT/notes.txt" "$OUT/report.md" "$OUT/summary.txt" \
-		"$OUT/arms.tsv" "$OUT/mixed.tsv" "$OUT/counters.tsv" "$OUT"/*.png
+		"$OUT/arms.tsv" "$OUT/mixed.tsv" "$OUT/counters.tsv" "$OUT/touch.tsv" "$OUT"/*.png
 	mkdir -p "$OUT/latency"
 }
 
@@ -70,5 +71,6 @@ results_save() {
 	cp "$ARMS_TSV" "$OUT/arms.tsv"
 	[ -s "$MIXED_TSV" ] && cp "$MIXED_TSV" "$OUT/mixed.tsv"
 	[ -f "$WORK/counters.tsv" ] && cp "$WORK/counters.tsv" "$OUT/counters.tsv"
+	[ -f "$WORK/touch.tsv" ] && cp "$WORK/touch.tsv" "$OUT/touch.tsv"
 	return 0
 }

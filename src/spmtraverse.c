@@ -49,6 +49,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
@@ -114,6 +117,12 @@ StaticAssertDecl(sizeof(SpmTermCursor) == 192,
 				 "SpmTermCursor is 192 bytes: see its comment");
 #endif
 
+/*
+ * MaxScore's candidate prediction samples every SPM_PREDICT_STRIDE-th
+ * document of a term-at-a-time window (predict_candidates)
+ */
+#define SPM_PREDICT_STRIDE	8
+
 struct SpmTraverseState
 {
 	SpmTraverse t;				/* a copy of the caller's part (one load
@@ -130,6 +139,9 @@ struct SpmTraverseState
 	uint64		tsum[SPM_WINDOW / 4096];	/* sparse windows: bit of every
 											 * word of touched that is not
 											 * zero; zeros between windows */
+	double	   *samples;		/* [SPM_WINDOW / SPM_PREDICT_STRIDE + 1]: the
+								 * window's sampled scores, for the
+								 * candidate prediction (offer_window) */
 	int		   *order;			/* [nterms] */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
 	uint32		next;			/* next window start (spm_window_scores) */
@@ -569,6 +581,7 @@ typedef struct PoolParts
 	SpmTraverseState *s;
 	double	   *acc;
 	uint64	   *touched;
+	double	   *samples;
 	SpmTermCursor *terms;
 	int		   *order;
 	uint32	   *blockbufs;
@@ -584,6 +597,8 @@ pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
 	parts->s = pool_cut(&pc, sizeof(SpmTraverseState));
 	parts->acc = pool_cut(&pc, SPM_WINDOW * sizeof(double));
 	parts->touched = pool_cut(&pc, SPM_WINDOW / 64 * sizeof(uint64));
+	/* one more: offer_touched stores before it knows whether to keep */
+	parts->samples = pool_cut(&pc, (SPM_WINDOW / SPM_PREDICT_STRIDE + 1) * sizeof(double));
 	parts->terms = pool_cut(&pc, n * sizeof(SpmTermCursor));
 	parts->order = pool_cut(&pc, n * sizeof(int));
 	parts->blockbufs = pool_cut(&pc, (Size) n * 4 * SPM_BLOCK_POSTINGS * sizeof(uint32));
@@ -682,6 +697,7 @@ spm_traverse_begin(SpmTraverse *t)
 #endif
 	sc->acc_dirty = SPM_WINDOW; /* until spm_traverse_topk ends */
 	s->touched = parts.touched;
+	s->samples = parts.samples;
 	memset(s->touched, 0, SPM_WINDOW / 64 * sizeof(uint64));
 	s->cand_rate = 1.0;
 	t->state = s;
@@ -782,8 +798,6 @@ threshold(SpmTraverseState *s)
  * non-essential contributions are not negative, which is close enough
  * for a prediction of the next window (s->cand_rate).
  */
-#define SPM_PREDICT_STRIDE	8
-
 /*
  * The partial score a MaxScore candidate would need in this window, or
  * false when every present term would be essential (no prediction).
@@ -804,25 +818,29 @@ predict_threshold(SpmTraverseState *s, int npresent, double *thr)
 	return true;
 }
 
+/*
+ * The prediction from the window's samples: its documents at every
+ * SPM_PREDICT_STRIDE-th offset, nsamples of them, of which the first
+ * ngiven are in samples (the others were not reached by any posting and
+ * hold 0).  A rate for a cost estimate: every 8th document is enough
+ * (2,048 of a full window), and a pass over all of them was a visible part
+ * of a query (doc/decisions.md, "MaxScore's candidate prediction samples
+ * every 8th document").
+ */
 static void
-predict_candidates(SpmTraverseState *s, const double *acc, uint32 n,
-				   int npresent)
+predict_candidates(SpmTraverseState *s, const double *samples, uint32 ngiven,
+				   uint32 nsamples, int npresent)
 {
 	double		thr;
 	int64		count = 0;
 
-	if (!predict_threshold(s, npresent, &thr))
+	if (nsamples == 0 || !predict_threshold(s, npresent, &thr))
 		return;
-
-	/*
-	 * A rate for a cost estimate: every 8th document is enough (2,048 of a
-	 * full window), and a pass over all of them was a visible part of a
-	 * query (doc/decisions.md, "MaxScore's candidate prediction samples
-	 * every 8th document").
-	 */
-	for (uint32 i = 0; i < n; i += SPM_PREDICT_STRIDE)
-		count += acc[i] >= thr;
-	s->cand_rate = (double) count / ((n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE);
+	for (uint32 i = 0; i < ngiven; i++)
+		count += samples[i] >= thr;
+	if (0.0 >= thr)
+		count += nsamples - ngiven;
+	s->cand_rate = (double) count / nsamples;
 }
 
 /* tests: every window with non-essential terms takes MaxScore (spmtest.h) */
@@ -1115,14 +1133,60 @@ partition_window(SpmTraverseState *s, uint32 a, uint32 b, SpmWindowPlan *plan)
 }
 
 /*
+ * Eight accumulator slots at once: bit j of *ge is x[j] >= theta, of *nz
+ * x[j] != 0.0, as C compares them (>= false, != true for a NaN).
+ */
+static inline void
+test8(const double *x, double theta, uint32 *ge, uint32 *nz)
+{
+#ifdef __SSE2__
+	__m128d		t = _mm_set1_pd(theta);
+	__m128d		z = _mm_setzero_pd();
+	__m128d		x0 = _mm_loadu_pd(x),
+				x1 = _mm_loadu_pd(x + 2),
+				x2 = _mm_loadu_pd(x + 4),
+				x3 = _mm_loadu_pd(x + 6);
+
+	*ge = _mm_movemask_pd(_mm_cmpge_pd(x0, t)) |
+		(_mm_movemask_pd(_mm_cmpge_pd(x1, t)) << 2) |
+		(_mm_movemask_pd(_mm_cmpge_pd(x2, t)) << 4) |
+		(_mm_movemask_pd(_mm_cmpge_pd(x3, t)) << 6);
+	*nz = _mm_movemask_pd(_mm_cmpneq_pd(x0, z)) |
+		(_mm_movemask_pd(_mm_cmpneq_pd(x1, z)) << 2) |
+		(_mm_movemask_pd(_mm_cmpneq_pd(x2, z)) << 4) |
+		(_mm_movemask_pd(_mm_cmpneq_pd(x3, z)) << 6);
+#else
+	uint32		g = 0,
+				z = 0;
+
+	for (int j = 0; j < 8; j++)
+	{
+		g |= (uint32) (x[j] >= theta) << j;
+		z |= (uint32) (x[j] != 0.0) << j;
+	}
+	*ge = g;
+	*nz = z;
+#endif
+}
+
+/*
  * Step 4, every term essential: acc[0 .. n) holds canonical scores of the
  * window starting at a; offer every document that can qualify, then clear
- * acc.
+ * acc.  One pass, eight slots at a time (test8): most windows hold only a
+ * few documents that reach the threshold; each eight are cleared after
+ * their test, and every SPM_PREDICT_STRIDE-th is kept for the candidate
+ * prediction, which needs the threshold as it stands after the window.
+ * (Until issue 38 this was three passes: the offers, the samples, a
+ * memset; on a 2.2M-document segment they were a third of a keyword
+ * query's time.)
  */
+StaticAssertDecl(SPM_PREDICT_STRIDE == 8, "offer_window samples one in eight");
+
 static void
 offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 {
 	double	   *acc = s->acc;
+	double	   *samples = s->samples;
 	double		theta = threshold(s);
 	uint32		i = 0;
 	int64		scored = 0;
@@ -1130,94 +1194,68 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 	/* the phase of every sign offers rows of score 0 too */
 	bool		zeros = s->t.phase == SPM_PHASE_ANY;
 
-	/* most windows hold only a few: test eight at a time first */
 	for (; i + 8 <= n; i += 8)
 	{
 		double	   *x = acc + i;
+		uint32		ge,
+					nz;
 
-		scored += (x[0] != 0.0) + (x[1] != 0.0) + (x[2] != 0.0) +
-			(x[3] != 0.0) + (x[4] != 0.0) + (x[5] != 0.0) +
-			(x[6] != 0.0) + (x[7] != 0.0);
-		if ((x[0] >= theta) | (x[1] >= theta) | (x[2] >= theta) |
-			(x[3] >= theta) | (x[4] >= theta) | (x[5] >= theta) |
-			(x[6] >= theta) | (x[7] >= theta))
+		test8(x, theta, &ge, &nz);
+		samples[i / 8] = x[0];
+		scored += pg_number_of_ones[nz];
+		/* theta only rises: ge holds every slot that may still qualify */
+		for (; ge != 0; ge &= ge - 1)
 		{
-			for (int j = 0; j < 8; j++)
+			int			j = pg_rightmost_one_pos32(ge);
+
+			if (x[j] >= theta && (x[j] != 0.0 || zeros))
 			{
-				if (x[j] >= theta && (x[j] != 0.0 || zeros))
-				{
-					consider(s, a + i + j, x[j]);
-					theta = threshold(s);
-				}
+				consider(s, a + i + j, x[j]);
+				theta = threshold(s);
 			}
 		}
+		memset(x, 0, 8 * sizeof(double));
 	}
 	for (; i < n; i++)
 	{
-		scored += (acc[i] != 0.0);
-		if (acc[i] >= theta && (acc[i] != 0.0 || zeros))
+		double		x = acc[i];
+
+		if (i % 8 == 0)
+			samples[i / 8] = x;
+		scored += (x != 0.0);
+		if (x >= theta && (x != 0.0 || zeros))
 		{
-			consider(s, a + i, acc[i]);
+			consider(s, a + i, x);
 			theta = threshold(s);
 		}
+		acc[i] = 0.0;
 	}
 	s->t.counters->candidates += scored;
 	if (npresent > 0)
-		predict_candidates(s, acc, n, npresent);
-	memset(acc, 0, n * sizeof(double));
+		predict_candidates(s, samples, (n + 7) / 8, (n + 7) / 8, npresent);
 }
 
 /*
  * Step 4 for a sparse window (TAAT_MARK): as offer_window, but visiting
  * only the offsets marked in s->touched, the only ones acc can hold a
- * score for; clears those, so acc and touched are all zeros again.  The
- * work is proportional to the window's postings, not to its width: a
- * short query over a large segment no longer pays a walk over every
- * docid (doc/decisions.md, "Sparse windows").  The candidate prediction
- * is the same sample as predict_candidates' (every SPM_PREDICT_STRIDE-th
- * offset; an unmarked one holds 0).
+ * score for, in ascending order, and clearing each after its test, so
+ * acc, touched and tsum are all zeros again.  The work is proportional to
+ * the window's postings, not to its width: a short query over a large
+ * segment no longer pays a walk over every docid (doc/decisions.md,
+ * "Sparse windows").  The candidate prediction is the same sample as
+ * offer_window's (every SPM_PREDICT_STRIDE-th offset; an unmarked one
+ * holds 0).
  */
 static void
 offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 {
 	double	   *acc = s->acc;
 	uint64	   *touched = s->touched;
+	double	   *samples = s->samples;
 	double		theta = threshold(s);
-	double		thr = 0.0;
-	bool		predict;
 	int64		scored = 0;
-	int64		count = 0;
-	int64		nsampled = 0;
+	uint32		nsampled = 0;
 
-	for (uint32 si = 0; si < lengthof(s->tsum); si++)
-	{
-		uint64		words = s->tsum[si];
-
-		while (words != 0)
-		{
-			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
-			uint64		bits = touched[wi];
-
-			words &= words - 1;
-			while (bits != 0)
-			{
-				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
-				double		x = acc[off];
-
-				bits &= bits - 1;
-				scored += (x != 0.0);
-				if (x >= theta && x != 0.0)
-				{
-					consider(s, a + off, x);
-					theta = threshold(s);
-				}
-			}
-		}
-	}
-	s->t.counters->candidates += scored;
-
-	/* the threshold as it stands after the window, as in offer_window */
-	predict = npresent > 0 && predict_threshold(s, npresent, &thr);
 	for (uint32 si = 0; si < lengthof(s->tsum); si++)
 	{
 		uint64		words = s->tsum[si];
@@ -1233,26 +1271,26 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 			do
 			{
 				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
+				double		x = acc[off];
 
 				bits &= bits - 1;
-				if (predict && off % SPM_PREDICT_STRIDE == 0)
-				{
-					count += acc[off] >= thr;
-					nsampled++;
-				}
 				acc[off] = 0.0;
+				scored += (x != 0.0);
+				samples[nsampled] = x;
+				nsampled += (off % SPM_PREDICT_STRIDE == 0);
+				if (x >= theta && x != 0.0)
+				{
+					consider(s, a + off, x);
+					theta = threshold(s);
+				}
 			} while (bits != 0);
 		}
 	}
-	if (predict)
-	{
-		uint32		nsamples = (n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE;
-
-		/* the samples no posting reached hold 0 */
-		if (0.0 >= thr)
-			count += nsamples - nsampled;
-		s->cand_rate = (double) count / nsamples;
-	}
+	s->t.counters->candidates += scored;
+	if (npresent > 0)
+		predict_candidates(s, samples, nsampled,
+						   (n + SPM_PREDICT_STRIDE - 1) / SPM_PREDICT_STRIDE,
+						   npresent);
 }
 
 

@@ -1169,6 +1169,8 @@ test8(const double *x, double theta, uint32 *ge, uint32 *nz)
 #endif
 }
 
+StaticAssertDecl(SPM_PREDICT_STRIDE == 8, "offer_window samples one in eight");
+
 /*
  * Step 4, every term essential: acc[0 .. n) holds canonical scores of the
  * window starting at a; offer every document that can qualify, then clear
@@ -1180,8 +1182,6 @@ test8(const double *x, double theta, uint32 *ge, uint32 *nz)
  * memset; on a 2.2M-document segment they were a third of a keyword
  * query's time.)
  */
-StaticAssertDecl(SPM_PREDICT_STRIDE == 8, "offer_window samples one in eight");
-
 static void
 offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 {
@@ -1268,7 +1268,7 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 
 			words &= words - 1;
 			touched[wi] = 0;
-			do
+			while (bits != 0)
 			{
 				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
 				double		x = acc[off];
@@ -1283,7 +1283,7 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 					consider(s, a + off, x);
 					theta = threshold(s);
 				}
-			} while (bits != 0);
+			}
 		}
 	}
 	s->t.counters->candidates += scored;

@@ -35,7 +35,7 @@
 TOUCH_RELS=	# "index heap toast toastidx qheap qtoast" oids, set by touch_script
 
 touch_script() {	# touch_script SET N FILE [warm]
-	local set=$1 n=$2 file=$3 warm=${4:-} q counters
+	local set=$1 n=$2 file=$3 warm=${4:-} q counters r
 	TOUCH_RELS=$(sql -c "SELECT concat_ws(' ', 'docs_v_idx'::regclass::oid, d.oid, d.reltoastrelid,
 			coalesce((SELECT indexrelid FROM pg_index WHERE indrelid = d.reltoastrelid AND d.reltoastrelid <> 0 LIMIT 1), 0),
 			q.oid, q.reltoastrelid)

@@ -136,9 +136,10 @@ struct SpmTraverseState
 								 * windows, bit of every offset an
 								 * essential posting added to; all zeros
 								 * between windows */
-	uint64		tsum[SPM_WINDOW / 4096];	/* sparse windows: bit of every
-											 * word of touched that is not
-											 * zero; zeros between windows */
+	uint16	   *tlist;			/* [SPM_WINDOW + 1]: sparse windows, every
+								 * offset marked in touched, once, in the
+								 * order it was first marked */
+	uint32		ntl;			/* offsets in tlist; 0 between windows */
 	double	   *samples;		/* [SPM_WINDOW / SPM_PREDICT_STRIDE + 1]: the
 								 * window's sampled scores, for the
 								 * candidate prediction (offer_window) */
@@ -342,7 +343,8 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 {
 	const double q = c->term.q;
 	uint64	   *touched = s->touched;
-	uint64	   *tsum = s->tsum;
+	uint16	   *tlist = s->tlist;
+	uint32		ntl = s->ntl;
 	int			j = c->tblk;
 
 	c->wn = 0;
@@ -382,12 +384,19 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 			for (; p < n; p++)
 			{
 				uint32		d = c->tdocs[p];
+				uint32		o = d - a;
+				uint64		bit,
+							word;
 
 				if (d >= b)
 					break;
-				acc[d - a] = spv_score_add(acc[d - a], q, c->tw[p]);
-				touched[(d - a) >> 6] |= UINT64CONST(1) << ((d - a) & 63);
-				tsum[(d - a) >> 12] |= UINT64CONST(1) << (((d - a) >> 6) & 63);
+				bit = UINT64CONST(1) << (o & 63);
+				word = touched[o >> 6];
+				acc[o] = spv_score_add(acc[o], q, c->tw[p]);
+				/* listed once, at its first mark: no branch */
+				tlist[ntl] = (uint16) o;
+				ntl += (word & bit) == 0;
+				touched[o >> 6] = word | bit;
 			}
 		}
 		else
@@ -407,6 +416,7 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 		j++;
 	}
 	c->tblk = j;
+	s->ntl = ntl;
 }
 
 /*
@@ -581,6 +591,7 @@ typedef struct PoolParts
 	SpmTraverseState *s;
 	double	   *acc;
 	uint64	   *touched;
+	uint16	   *tlist;
 	double	   *samples;
 	SpmTermCursor *terms;
 	int		   *order;
@@ -597,6 +608,8 @@ pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
 	parts->s = pool_cut(&pc, sizeof(SpmTraverseState));
 	parts->acc = pool_cut(&pc, SPM_WINDOW * sizeof(double));
 	parts->touched = pool_cut(&pc, SPM_WINDOW / 64 * sizeof(uint64));
+	/* one more: taat stores an offset before it knows whether it is new */
+	parts->tlist = pool_cut(&pc, (SPM_WINDOW + 1) * sizeof(uint16));
 	/* one more: offer_touched stores before it knows whether to keep */
 	parts->samples = pool_cut(&pc, (SPM_WINDOW / SPM_PREDICT_STRIDE + 1) * sizeof(double));
 	parts->terms = pool_cut(&pc, n * sizeof(SpmTermCursor));
@@ -697,6 +710,8 @@ spm_traverse_begin(SpmTraverse *t)
 #endif
 	sc->acc_dirty = SPM_WINDOW; /* until spm_traverse_topk ends */
 	s->touched = parts.touched;
+	s->tlist = parts.tlist;
+	s->ntl = 0;
 	s->samples = parts.samples;
 	memset(s->touched, 0, SPM_WINDOW / 64 * sizeof(uint64));
 	s->cand_rate = 1.0;
@@ -947,7 +962,7 @@ typedef struct SpmWindowPlan
  */
 /* test/unit builds it with 1 too (every window sparse) */
 #ifndef SPM_SPARSE_RATIO
-#define SPM_SPARSE_RATIO	8
+#define SPM_SPARSE_RATIO	4
 #endif
 
 static bool
@@ -1237,55 +1252,48 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 
 /*
  * Step 4 for a sparse window (TAAT_MARK): as offer_window, but visiting
- * only the offsets marked in s->touched, the only ones acc can hold a
- * score for, in ascending order, and clearing each after its test, so
- * acc, touched and tsum are all zeros again.  The work is proportional to
- * the window's postings, not to its width: a short query over a large
+ * only the offsets taat listed in s->tlist (each marked once in
+ * s->touched), the only ones acc can hold a score for, in the order they
+ * were first marked, and clearing each after its test, so acc, touched
+ * and tlist are all empty again.  The work is proportional to the
+ * window's postings, not to its width: a short query over a large
  * segment no longer pays a walk over every docid (doc/decisions.md,
- * "Sparse windows").  The candidate prediction is the same sample as
- * offer_window's (every SPM_PREDICT_STRIDE-th offset; an unmarked one
- * holds 0).
+ * "Sparse windows").  A list, not a walk over the set bits: the walk's
+ * loops ended at unpredictable places, a branch mispredicted every few
+ * documents (doc/decisions.md "Sparse windows visit a list").  The
+ * order does not matter: the heap's order is total, and the candidate
+ * prediction is the same sample as offer_window's (every
+ * SPM_PREDICT_STRIDE-th offset; an unlisted one holds 0).
  */
 static void
 offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 {
 	double	   *acc = s->acc;
 	uint64	   *touched = s->touched;
+	const uint16 *tlist = s->tlist;
+	uint32		ntl = s->ntl;
 	double	   *samples = s->samples;
 	double		theta = threshold(s);
 	int64		scored = 0;
 	uint32		nsampled = 0;
 
-	for (uint32 si = 0; si < lengthof(s->tsum); si++)
+	for (uint32 i = 0; i < ntl; i++)
 	{
-		uint64		words = s->tsum[si];
+		uint32		off = tlist[i];
+		double		x = acc[off];
 
-		s->tsum[si] = 0;
-		while (words != 0)
+		acc[off] = 0.0;
+		touched[off >> 6] = 0;
+		scored += (x != 0.0);
+		samples[nsampled] = x;
+		nsampled += (off % SPM_PREDICT_STRIDE == 0);
+		if (x >= theta && x != 0.0)
 		{
-			uint32		wi = si * 64 + pg_rightmost_one_pos64(words);
-			uint64		bits = touched[wi];
-
-			words &= words - 1;
-			touched[wi] = 0;
-			while (bits != 0)
-			{
-				uint32		off = wi * 64 + pg_rightmost_one_pos64(bits);
-				double		x = acc[off];
-
-				bits &= bits - 1;
-				acc[off] = 0.0;
-				scored += (x != 0.0);
-				samples[nsampled] = x;
-				nsampled += (off % SPM_PREDICT_STRIDE == 0);
-				if (x >= theta && x != 0.0)
-				{
-					consider(s, a + off, x);
-					theta = threshold(s);
-				}
-			}
+			consider(s, a + off, x);
+			theta = threshold(s);
 		}
 	}
+	s->ntl = 0;
 	s->t.counters->candidates += scored;
 	if (npresent > 0)
 		predict_candidates(s, samples, nsampled,
@@ -1429,7 +1437,7 @@ maxscore_window(SpmTraverseState *s, uint32 a, uint32 b,
  * as bounds elsewhere.  A block below the threshold is neither decoded
  * nor offered.  The others are decoded, and
  * each posting's document offered with its full score.  Clears acc (and
- * touched and tsum).  On an L2 index's real text most of a short query's
+ * touched and tlist).  On an L2 index's real text most of a short query's
  * norm blocks are left: the threshold is about the k-th smallest
  * -|d|^2 / 2 of the segment, and a block of 128 documents rarely holds
  * one (doc/decisions.md "L2: the norm term's blocks by their bounds").
@@ -1511,15 +1519,12 @@ signed_window(SpmTraverseState *s, uint32 a, uint32 b, bool marked)
 		memset(acc, 0, (b - a) * sizeof(double));
 		return;
 	}
-	for (uint32 wi = 0; wi < (b - a + 63) / 64; wi++)
+	for (uint32 i = 0; i < s->ntl; i++)
 	{
-		uint64		bits = touched[wi];
-
-		touched[wi] = 0;
-		for (; bits != 0; bits &= bits - 1)
-			acc[wi * 64 + pg_rightmost_one_pos64(bits)] = 0.0;
+		acc[s->tlist[i]] = 0.0;
+		touched[s->tlist[i] >> 6] = 0;
 	}
-	memset(s->tsum, 0, sizeof(s->tsum));
+	s->ntl = 0;
 }
 
 /*

@@ -93,6 +93,31 @@ SELECT rounds, rows_returned BETWEEN 11 AND 26 AS rescored_past_the_limit FROM s
 SELECT count(*) FROM (SELECT id FROM spm_q ORDER BY v <#> '{1:0.7,2:0.70000005}/60' LIMIT 10) s;
 SELECT rounds > 1 AS several_rounds, rows_returned > 100 AS many_rows FROM sparse_maxscore_last_scan();
 
+-- an elastic first round: 40 documents share the top cell of their
+-- block, so the executor needs 41 rows for LIMIT 10; the round keeps every
+-- row within the cells' gap of the 10th bound and one more, so one round
+-- serves the query (a first round of LIMIT + 5 rows took three)
+CREATE TABLE spm_q_cell (id int PRIMARY KEY, v sparsevec(4));
+INSERT INTO spm_q_cell
+	SELECT i, format('{1:%s,2:1}/4', CASE WHEN i <= 40 THEN (2 + i * 1e-5)::real
+									   WHEN i = 41 THEN 1
+									   ELSE (1 + 0.5 * ((i * 7919) % 1000) / 1000.0)::real END)::sparsevec
+	FROM generate_series(1, 300) i;
+CREATE INDEX spm_q_cell_idx ON spm_q_cell USING sparse_maxscore (v);
+SELECT array_agg(id) FROM (SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1}/4' LIMIT 10) s;
+SELECT rounds, rows_returned > 15 AS past_a_fixed_margin FROM sparse_maxscore_last_scan();
+SELECT array_agg(id) FROM (SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1,2:0.5}/4' LIMIT 3) s;
+SELECT rounds FROM sparse_maxscore_last_scan();
+-- the same rows as the seq scan, with LIMITs below and past the tied rows
+SET enable_indexscan = off;
+CREATE TEMP TABLE spm_q_cell_seq AS
+	SELECT l, array(SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1}/4', id LIMIT l) AS ids
+	FROM (VALUES (1), (10), (39), (40), (41), (42), (300)) x(l);
+RESET enable_indexscan;
+SELECT l, ids = array(SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1}/4' LIMIT l) AS same
+FROM spm_q_cell_seq ORDER BY l;
+DROP TABLE spm_q_cell;
+
 -- pending rows (exact) next to quantized segments
 INSERT INTO spm_q SELECT i, spm_q_sv(i) FROM generate_series(3001, 3400) i;
 SELECT pending_documents > 0 AS pending FROM sparse_maxscore_info('spm_q_idx');

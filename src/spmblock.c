@@ -946,6 +946,7 @@ spm_term_summarize(void *mem, int nblocks, const float *max_w,
 	SpmTermSummary *sum = (SpmTermSummary *) mem;
 	char	   *p = (char *) mem + MAXALIGN(sizeof(SpmTermSummary));
 	float		absmax = 0.0f;
+	float		spread = 0.0f;
 
 	sum->ngroups = (nblocks + SPM_SKIP_GROUP - 1) / SPM_SKIP_GROUP;
 	sum->gmax_w = (float *) p;
@@ -966,8 +967,12 @@ spm_term_summarize(void *mem, int nblocks, const float *max_w,
 		sum->gmin_w[g] = Min(sum->gmin_w[g], min_w[b]);
 		sum->gcount[g] += count[b];
 		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
+		/* a block of fewer than 3 postings is never quantized */
+		if (count[b] >= 3)
+			spread = Max(spread, max_w[b] - min_w[b]);
 	}
 	sum->absmax = absmax;
+	sum->spread = spread;
 	return sum;
 }
 

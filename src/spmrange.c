@@ -646,9 +646,8 @@ spm_range_topk(SpmRangeScan *s)
 	 * every SPM_RANGE_CHECK_EVERY ranges scored once the elements read
 	 * reach SPM_RANGE_PROBE of the fallback cost (too_costly).
 	 */
-	topk = *s->topk;
-	topk.heap = palloc(Max(topk.k, 1) * sizeof(SpmHit));
-	memcpy(topk.heap, s->topk->heap, topk.n * sizeof(SpmHit));
+	spm_topk_copy(&topk, s->topk, palloc(Max(s->topk->k, 1) * sizeof(SpmHit)),
+				  s->topk->want > 0 ? palloc(s->topk->want * sizeof(double)) : NULL);
 	{
 		SpmTopK    *caller = s->topk;
 		uint32		scored = 0;
@@ -701,11 +700,12 @@ spm_range_topk(SpmRangeScan *s)
 		{
 			s->counters->windows += nlive;
 			s->counters->windows_skipped += nlive - scored;
-			memcpy(caller->heap, topk.heap, topk.n * sizeof(SpmHit));
-			caller->n = topk.n;
+			spm_topk_copy(caller, &topk, caller->heap, caller->best);
 		}
 	}
 	pfree(topk.heap);
+	if (topk.best)
+		pfree(topk.best);
 out:
 	if (w == &own)
 	{

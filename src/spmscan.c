@@ -144,6 +144,9 @@ typedef SpmScanOpaqueData *SpmScanOpaque;
 /* rows a first round takes past a LIMIT when the executor rescores, at least */
 #define SPM_RECHECK_EXTRA	5
 
+/* an elastic first round holds up to max(4 LIMIT, LIMIT + this) rows */
+#define SPM_ELASTIC_EXTRA	64
+
 /* rows an L2 index's first round takes, at least (run_round) */
 #define SPM_L2_MIN_K		16
 
@@ -397,16 +400,25 @@ run_round(IndexScanDesc scan)
 	SpmSegment **segs = get_segments(scan, &meta);
 	SpmTopK		topk;
 	int			k;
+	int			want = 0;
 
 	/*
 	 * With quantized segments the executor rescores the rows in the order
 	 * of their bounds and needs rows past the LIMIT before it can return
-	 * the last one: the first round takes max(LIMIT / 2, 5) more, so that
-	 * one round usually serves the whole query (README "Quantized
-	 * weights").
+	 * the last one.  The first round of an inner product scan is elastic
+	 * (spmtopk.h): every row whose bound is within the gap below the
+	 * LIMIT-th bound, where the rows the executor returns can be, and the
+	 * next one, which lets it return them.  Other first rounds take
+	 * max(LIMIT / 2, 5) more; later rounds double that.  So one round
+	 * usually serves the whole query (README "Quantized weights").
 	 */
 	if (so->recheck && so->counters.rounds == 0 && so->limit_hint > 0)
+	{
+		if (so->kind == SPM_KIND_IP && so->phase == SPM_PHASE_POSITIVE &&
+			!so->filter)
+			want = so->k;
 		so->k = Min(so->kmax, so->k + Max(so->k / 2, SPM_RECHECK_EXTRA));
+	}
 
 	/*
 	 * An L2 round scores every row whatever its k (it prunes only above 0),
@@ -430,7 +442,18 @@ run_round(IndexScanDesc scan)
 	if (so->filter && !so->after.active)
 		k += so->nreturned;
 	so->counters.rounds++;
-	spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
+	if (want > 0 && Min(so->kmax, Max(4 * want, want + SPM_ELASTIC_EXTRA)) > want)
+	{
+		double		gap = 0.0;
+
+		for (uint32 i = 0; i < meta.nsegments; i++)
+			gap = Max(gap, spm_segscan_gap(scan->indexRelation, segs[i], &so->sq));
+		k = Min(so->kmax, Max(4 * want, want + SPM_ELASTIC_EXTRA));
+		spm_topk_init_elastic(&topk, k, palloc(k * sizeof(SpmHit)), want, gap,
+							  palloc(want * sizeof(double)));
+	}
+	else
+		spm_topk_init(&topk, k, palloc(k * sizeof(SpmHit)));
 
 	so->counters.pending_scored +=
 		spm_pending_topk(scan->indexRelation, &meta, so->query, so->kind,
@@ -465,9 +488,9 @@ run_round(IndexScanDesc scan)
 	remember_returned(so, so->hits, so->nhits);
 	end_round(scan, old);
 
-	if (topk.n < k && so->phase == SPM_PHASE_ANY)
+	if (!spm_topk_full(&topk) && so->phase == SPM_PHASE_ANY)
 		so->state = SPM_SCAN_NULLS; /* no row but NULL ones is left */
-	else if (topk.n < k)
+	else if (!spm_topk_full(&topk))
 	{
 		so->state = SPM_SCAN_ZERO;	/* no positive row is left */
 
@@ -484,6 +507,8 @@ run_round(IndexScanDesc scan)
 										  so->counters.rows_returned -
 										  so->nhits));
 	}
+	else if (want > 0)
+		so->k = Min(so->kmax, so->k * 2);	/* after an elastic round */
 	else if (k > so->kmax / 2)
 		so->state = SPM_SCAN_SORTED;
 	else

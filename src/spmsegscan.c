@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
@@ -644,6 +646,26 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 		spm_policy_maxscore_done(&p, (double) decoded);
 	log_segment(sq, segno, SPM_PASS_TOPK,
 				gave_up ? SPM_SEGRUN_GAVE_UP : (int) p.run, &p, decoded);
+}
+
+double
+spm_segscan_gap(Relation index, SpmSegment *seg, const SpmSegQuery *sq)
+{
+	const SparseVector *q = sq->query;
+	const float *qv = SPV_VALUES(q);
+	double		gap = 0.0;
+
+	if (!(seg->hdr.flags & SPM_SEG_QUANT))
+		return 0.0;
+	for (int i = 0; i < q->nnz; i++)
+	{
+		const SpmTermData *d = SpmGetTerm(index, seg, (uint32) q->indices[i]);
+
+		/* a cell is under 1/127 of its block's spread (spmblock.h) */
+		if (d != NULL)
+			gap += fabs((double) qv[i]) * d->sum->spread / 127.0;
+	}
+	return gap;
 }
 
 void

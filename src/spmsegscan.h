@@ -45,6 +45,15 @@ extern void spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 							 const SpmAfter *after, SpmTopK *topk);
 
 /*
+ * How far below its bound a document's exact score may be in this
+ * segment, about: the sum over the query's terms of |q| times the
+ * term's widest quantization cell (src/README "Quantized weights");
+ * 0 for a segment of exact weights.
+ */
+extern double spm_segscan_gap(Relation index, SpmSegment *seg,
+							  const SpmSegQuery *q);
+
+/*
  * Every alive document of the segment (below docid_limit) whose score the
  * phase admits (not NULL for SPM_PHASE_ANY) and comes after the cursor,
  * with its TID, to cb.

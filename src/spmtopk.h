@@ -26,11 +26,29 @@ typedef struct SpmHit
 	ItemPointerData tid;		/* heap TID once known */
 } SpmHit;
 
+/*
+ * A heap is plain (spm_topk_init): the k first rows in result order of all
+ * offered, full once it holds k.  Or elastic (spm_topk_init_elastic, src/
+ * README "Quantized weights"): it keeps every row whose score is at least
+ * theta = (the want-th best score offered) - gap, and the best row below
+ * theta, up to k rows, full once it holds k or a row below theta.  Either
+ * way, once full, every row it drops or the kernels skip comes after
+ * heap[0], heap[0] only moves up in result order, and the heap ends as
+ * the first n rows of all offered: a prefix that the scan may return.
+ * Not full at the end means nothing was dropped.
+ */
 typedef struct SpmTopK
 {
 	int			k;				/* capacity */
 	int			n;				/* entries in heap[] */
+	bool		full;			/* kernels may prune below heap[0] */
 	SpmHit	   *heap;			/* heap[0] is the worst entry */
+	/* elastic only (want > 0) */
+	int			want;			/* rows the caller needs for sure */
+	int			nbest;			/* entries in best[] */
+	double		gap;			/* how far below a bound a score may be */
+	double		theta;			/* never falls; -inf until nbest == want */
+	double	   *best;			/* [want] min-heap of the best scores */
 } SpmTopK;
 
 /* is (s1, d1) strictly before (s2, d2) in result order? */
@@ -41,6 +59,10 @@ spm_hit_before(double s1, uint64 d1, double s2, uint64 d2)
 }
 
 extern void spm_topk_init(SpmTopK *topk, int k, SpmHit *storage);
+extern void spm_topk_init_elastic(SpmTopK *topk, int k, SpmHit *storage,
+								  int want, double gap, double *best);
+extern void spm_topk_copy(SpmTopK *dst, const SpmTopK *src, SpmHit *heap,
+						  double *best);
 extern bool spm_topk_push(SpmTopK *topk, double score, uint64 docid,
 						  const ItemPointerData *tid);
 extern void spm_topk_sort(SpmTopK *topk);
@@ -48,7 +70,7 @@ extern void spm_topk_sort(SpmTopK *topk);
 static inline bool
 spm_topk_full(const SpmTopK *topk)
 {
-	return topk->n >= topk->k;
+	return topk->full;
 }
 
 /* would (score, docid) enter the heap? */

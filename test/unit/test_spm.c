@@ -1014,6 +1014,15 @@ kept_traverse_scratch(void)
 }
 
 /*
+ * The next run_round's heap is elastic when round_want > 0 (spmtopk.h:
+ * sure of the round_want best, the gap round_gap, k > round_want); the
+ * call resets it.  round_full: whether the last round's heap was full.
+ */
+static int	round_want;
+static double round_gap;
+static bool round_full;
+
+/*
  * One round: top-k after `after` over the segments, with or without
  * pruning.  Returns the number of hits, sorted, in hits[].
  */
@@ -1023,8 +1032,16 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		  SpmCounters *counters)
 {
 	SpmTopK		topk;
+	double		best[1024];
 
-	spm_topk_init(&topk, k, hits);
+	if (round_want > 0)
+	{
+		Assert(round_want < k && round_want <= (int) lengthof(best));
+		spm_topk_init_elastic(&topk, k, hits, round_want, round_gap, best);
+	}
+	else
+		spm_topk_init(&topk, k, hits);
+	round_want = 0;
 	for (int i = 0; i < nseg; i++)
 	{
 		SpmQueryTerm terms[64];
@@ -1055,8 +1072,45 @@ run_round(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		spm_traverse_end(&t);
 	}
 	spm_topk_sort(&topk);
+	round_full = spm_topk_full(&topk);
 	return topk.n;
 }
+
+/*
+ * The rows an elastic heap of capacity k, sure of the want best, with the
+ * gap, keeps of all offered rows (sorted, n of them): every row of score
+ * at least the want-th best's minus the gap, and the best row below, at
+ * most k.
+ */
+static int
+elastic_keeps(const Ref *all, int n, int k, int want, double gap)
+{
+	double		theta;
+	int			ge = 0;
+
+	if (n < want)
+		return Min(n, k);
+	theta = all[want - 1].score - gap;
+	while (ge < n && !(all[ge].score < theta))
+		ge++;
+	return Min(k, ge + (ge < n ? 1 : 0));
+}
+
+/* a random gap for an elastic heap over scores up to top: none to wide */
+static double
+random_gap(double top)
+{
+	static const double f[] = {0.0, 1e-9, 0.001, 0.05, 0.5, 4.0};
+
+	return fabs(top) * f[rnd_below(lengthof(f))];
+}
+
+/*
+ * With stream_elastic, check_stream's first round is elastic, sure of
+ * k0 rows, of a random capacity and gap, as an inner product scan's
+ * first round over quantized segments is.
+ */
+static bool stream_elastic;
 
 /*
  * Deepen like the scan does: rounds of k, 2k, 4k ... each resuming after
@@ -1080,12 +1134,30 @@ check_stream(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		int			k = k0;
 		SpmCounters counters;
 
+		bool		first = true;
+
 		memset(&counters, 0, sizeof(counters));
 		for (;;)
 		{
-			SpmHit	   *hits = palloc(sizeof(SpmHit) * k);
-			int			n = run_round(segs, nseg, q, phase, exhaustive, &after,
-									  k, hits, &counters);
+			SpmHit	   *hits;
+			int			n;
+			int			cap = k;
+
+			if (first && stream_elastic)
+			{
+				cap = k0 + 1 + rnd_below(3 * k0 + 8);
+				round_want = k0;
+				round_gap = random_gap(nref > 0 ? ref[0].score : 1.0);
+			}
+			hits = palloc(sizeof(SpmHit) * cap);
+			n = run_round(segs, nseg, q, phase, exhaustive, &after, cap, hits,
+						  &counters);
+			if (first && stream_elastic)
+				CHECK(n == elastic_keeps(ref, nref, cap, k0, round_gap),
+					  "%s: an elastic first round (want %d, capacity %d, gap %g) kept %d rows, want %d",
+					  what, k0, cap, round_gap, n,
+					  elastic_keeps(ref, nref, cap, k0, round_gap));
+			first = false;
 
 			for (int i = 0; i < n; i++)
 			{
@@ -1106,7 +1178,7 @@ check_stream(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 				after.docid = hits[n - 1].docid;
 			}
 			pfree(hits);
-			if (n < k)
+			if (!round_full)
 				break;
 			k *= 2;
 		}
@@ -1192,10 +1264,18 @@ test_traversal(void)
 				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
 				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, true, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				/* an elastic first round, as over quantized segments */
+				stream_elastic = true;
+				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, qi % 2 == 0, k0, what);
+				stream_elastic = false;
 				/* the MaxScore path in every window it applies to */
 				spm_test_always_maxscore(true);
 				check_stream(one, 1, &q, SPM_PHASE_POSITIVE, false, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				stream_elastic = true;
+				check_stream(two, 2, &q, SPM_PHASE_POSITIVE, false, k0, what);
+				stream_elastic = false;
 				spm_test_always_maxscore(false);
 				check_stream(one, 1, &q, SPM_PHASE_NEGATIVE, false, k0, what);
 				check_stream(two, 2, &q, SPM_PHASE_NEGATIVE, true, k0, what);
@@ -1526,6 +1606,45 @@ test_topk_heap(void)
 			CHECK(store[i].score == all[i].score && store[i].docid == all[i].docid,
 				  "heap order at %d", i);
 	}
+
+	/*
+	 * Elastic: rows offered as a kernel offers them, only those the heap
+	 * admits (spm_topk_admits), scores with many ties and of both signs;
+	 * the heap must end as the prefix elastic_keeps says, and full if it
+	 * dropped a row (a scan takes a heap that is not full for all rows).
+	 */
+	for (int iter = 0; iter < 2000; iter++)
+	{
+		int			want = 1 + rnd_below(20);
+		int			k = want + 1 + rnd_below(50 - want - 1 + 1);
+		int			n = rnd_below(iter % 10 == 0 ? 30 : 1000);
+		double		best[20];
+		double		gap = random_gap(20.0);
+		int			keeps;
+
+		k = Min(k, (int) lengthof(store));
+		if (k <= want)
+			continue;
+		spm_topk_init_elastic(&topk, k, store, want, gap, best);
+		for (int i = 0; i < n; i++)
+		{
+			all[i].score = (double) rnd_below(40) - 10.0 +
+				(iter % 3 == 0 ? rnd_unit() : 0.0);
+			all[i].docid = rnd_below(1 << 30) * UINT64CONST(1000) + i;
+			if (spm_topk_admits(&topk, all[i].score, all[i].docid))
+				spm_topk_push(&topk, all[i].score, all[i].docid, NULL);
+		}
+		qsort(all, n, sizeof(Ref), ref_cmp);
+		keeps = elastic_keeps(all, n, k, want, gap);
+		CHECK(spm_topk_full(&topk) || keeps == n,
+			  "elastic heap: full %d, keeps %d of %d", spm_topk_full(&topk), keeps, n);
+		spm_topk_sort(&topk);
+		CHECK(topk.n == keeps, "elastic heap: %d rows, want %d (want %d, k %d, gap %g)",
+			  topk.n, keeps, want, k, gap);
+		for (int i = 0; i < Min(topk.n, keeps); i++)
+			CHECK(store[i].score == all[i].score && store[i].docid == all[i].docid,
+				  "elastic heap order at %d", i);
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -1753,6 +1872,7 @@ range_reference(const UnitRangeSeg *seg, const SpmRangeTerm *terms, int n,
  * was), with its counters in *c.
  */
 static int	range_checks;		/* calls of range_check */
+static int	elastic_checks;		/* the same, for the elastic heaps */
 
 static bool
 range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
@@ -1766,6 +1886,9 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 	int			nwant = 0;
 	int			nbefore;
 	SpmTopK		topk;
+	SpmTopK		topk0;
+	double		best[64];
+	double		best0[64];
 	SpmRangeScan s;
 	int64		windows = 0;
 	int64		elems = 0;
@@ -1777,14 +1900,31 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 	for (int i = 0; i < next; i++)
 		want[nwant++] = ext[i];
 	qsort(want, nwant, sizeof(Ref), ref_cmp);
-	nwant = Min(nwant, k);
 
-	spm_topk_init(&topk, k, hits);
+	/*
+	 * Every third check's heap is elastic (spmtopk.h), sure of fewer rows
+	 * than it holds: the kernel scores into a copy of it and gives it
+	 * back, best scores and threshold with the entries
+	 */
 	memset(hits, 0, sizeof(SpmHit) * k);
+	if (++elastic_checks % 3 == 0 && k >= 2)
+	{
+		int			ew = 1 + rnd_below(Min(k - 1, (int) lengthof(best)));
+		double		gap = random_gap(nwant > 0 ? want[0].score : 1.0);
+
+		nwant = elastic_keeps(want, nwant, k, ew, gap);
+		spm_topk_init_elastic(&topk, k, hits, ew, gap, best);
+	}
+	else
+	{
+		nwant = Min(nwant, k);
+		spm_topk_init(&topk, k, hits);
+	}
 	for (int i = 0; i < next; i++)
 		spm_topk_push(&topk, ext[i].score, ext[i].docid, NULL);
 	nbefore = topk.n;
 	memcpy(before, hits, sizeof(SpmHit) * k);
+	spm_topk_copy(&topk0, &topk, before, best0);
 	CHECK(spm_range_usable(terms, n), "%s: query not usable", what);
 	memset(c, 0, sizeof(*c));
 	unit_range_scan(seg, &s, terms, n, ndocs, alive);
@@ -1851,6 +1991,10 @@ range_check(UnitRangeSeg *seg, const SpmRangeTerm *terms, int n, uint64 lo,
 		CHECK(topk.n == nbefore && memcmp(hits, before, sizeof(SpmHit) * k) == 0,
 			  "%s: gave up, but the heap changed (%d entries, were %d)", what,
 			  topk.n, nbefore);
+		CHECK(topk.full == topk0.full && topk.nbest == topk0.nbest &&
+			  same_bits(topk.theta, topk0.theta) &&
+			  memcmp(best, best0, topk.nbest * sizeof(double)) == 0,
+			  "%s: gave up, but the elastic heap's state changed", what);
 		pfree(hits);
 		pfree(before);
 		pfree(want);

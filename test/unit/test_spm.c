@@ -1114,7 +1114,7 @@ static bool stream_elastic;
 
 /*
  * Deepen like the scan does: rounds of k, 2k, 4k ... each resuming after
- * the last hit, until a round comes back short.  The concatenation must
+ * the last hit, until a round's heap is not full (it dropped nothing).  The concatenation must
  * equal the reference exactly.
  */
 static void
@@ -1133,7 +1133,6 @@ check_stream(TestSeg **segs, int nseg, TestQuery *q, SpmPhase phase,
 		int			got = 0;
 		int			k = k0;
 		SpmCounters counters;
-
 		bool		first = true;
 
 		memset(&counters, 0, sizeof(counters));

@@ -19,7 +19,7 @@
  *	4. If every present term is essential the accumulator already holds
  *	   canonical scores (see spmtraverse.h) and is offered to the heap
  *	   directly: all of it, or, in a sparse window (few postings for its
- *	   width, window_is_sparse), only the offsets step 3 marked, so that
+ *	   width, window_is_sparse), only the offsets step 3 listed, so that
  *	   a short query costs what its postings cost, not what the
  *	   segment's width does.  Otherwise each document whose partial score plus the
  *	   non-essential bounds reaches theta probes the non-essential terms,
@@ -132,13 +132,13 @@ struct SpmTraverseState
 	double		slack;			/* pruning margin, see spm_traverse_begin */
 	double	   *acc;			/* [SPM_WINDOW], all zeros between windows
 								 * of spm_traverse_topk */
-	uint64	   *touched;		/* [SPM_WINDOW / 64]: MaxScore and sparse
-								 * windows, bit of every offset an
-								 * essential posting added to; all zeros
-								 * between windows */
-	uint16	   *tlist;			/* [SPM_WINDOW + 1]: sparse windows, every
-								 * offset marked in touched, once, in the
-								 * order it was first marked */
+	uint64	   *touched;		/* [SPM_WINDOW / 64]: MaxScore and the
+								 * sparse windows of signed_window, bit of
+								 * every offset an essential posting added
+								 * to; all zeros between windows */
+	uint16	   *tlist;			/* [SPM_WINDOW + 1]: sparse windows, the
+								 * offsets added to, in the order listed
+								 * (TAAT_LIST, TAAT_MARK) */
 	uint32		ntl;			/* offsets in tlist; 0 between windows */
 	double	   *samples;		/* [SPM_WINDOW / SPM_PREDICT_STRIDE + 1]: the
 								 * window's sampled scores, for the
@@ -320,14 +320,21 @@ block_from(SpmTraverseState *s, SpmTermCursor *c, int j, uint32 a)
 /*
  * How taat() leaves a window's postings behind, besides their sums in acc:
  *	TAAT_DENSE	nothing else: the caller walks all of acc (offer_window)
- *	TAAT_MARK	every offset added to is marked in s->touched, so that
- *				offer_touched visits only those (a sparse window)
- *	TAAT_RECORD as TAAT_MARK, and the postings are kept in c->wdocs and
- *				c->wvals (offsets from a) for canonical_score (MaxScore)
+ *	TAAT_LIST	every offset added to is in s->tlist, so that offer_touched
+ *				visits only those (a sparse window): listed when its sum
+ *				was 0 before the addition, so an offset whose sum is 0
+ *				again may be listed twice (harmless: see offer_touched)
+ *	TAAT_MARK	every offset added to is marked in s->touched and listed
+ *				once in s->tlist (the sparse windows of signed_window,
+ *				which reads the marks)
+ *	TAAT_RECORD as TAAT_MARK's marks, and the postings are kept in c->wdocs
+ *				and c->wvals (offsets from a) for canonical_score
+ *				(MaxScore)
  */
 typedef enum TaatMode
 {
 	TAAT_DENSE,
+	TAAT_LIST,
 	TAAT_MARK,
 	TAAT_RECORD
 } TaatMode;
@@ -379,6 +386,27 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 				touched[(d - a) >> 6] |= UINT64CONST(1) << ((d - a) & 63);
 			}
 		}
+		else if (mode == TAAT_LIST)
+		{
+			/*
+			 * No bitmap: a bit's read-modify-write carried a dependency
+			 * through memory from one posting to the next of the same 64
+			 * docids (doc/decisions.md "Sparse windows visit a list")
+			 */
+			for (; p < n; p++)
+			{
+				uint32		d = c->tdocs[p];
+				uint32		o = d - a;
+				double		old;
+
+				if (d >= b)
+					break;
+				old = acc[o];
+				tlist[ntl] = (uint16) o;
+				ntl += old == 0.0;
+				acc[o] = spv_score_add(old, q, c->tw[p]);
+			}
+		}
 		else if (mode == TAAT_MARK)
 		{
 			for (; p < n; p++)
@@ -416,6 +444,8 @@ taat(SpmTraverseState *s, SpmTermCursor *c, uint32 a, uint32 b, double *acc,
 		j++;
 	}
 	c->tblk = j;
+	/* at most one entry a posting, and a sparse window has few */
+	Assert(ntl <= SPM_WINDOW);
 	s->ntl = ntl;
 }
 
@@ -1251,25 +1281,26 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 }
 
 /*
- * Step 4 for a sparse window (TAAT_MARK): as offer_window, but visiting
- * only the offsets taat listed in s->tlist (each marked once in
- * s->touched), the only ones acc can hold a score for, in the order they
- * were first marked, and clearing each after its test, so acc, touched
- * and tlist are all empty again.  The work is proportional to the
- * window's postings, not to its width: a short query over a large
+ * Step 4 for a sparse window (TAAT_LIST): as offer_window, but visiting
+ * only the offsets taat listed in s->tlist, the only ones acc can hold a
+ * score for, in the order they were listed, and clearing each after its
+ * test, so acc and tlist are empty again.  The work is proportional to
+ * the window's postings, not to its width: a short query over a large
  * segment no longer pays a walk over every docid (doc/decisions.md,
- * "Sparse windows").  A list, not a walk over the set bits: the walk's
- * loops ended at unpredictable places, a branch mispredicted every few
- * documents (doc/decisions.md "Sparse windows visit a list").  The
- * order does not matter: the heap's order is total, and the candidate
- * prediction is the same sample as offer_window's (every
- * SPM_PREDICT_STRIDE-th offset; an unlisted one holds 0).
+ * "Sparse windows").  A list, not a walk over set bits: the walk's loops
+ * ended at unpredictable places, a branch mispredicted every few
+ * documents (doc/decisions.md "Sparse windows visit a list").  The order
+ * does not matter: the heap's order is total.  An offset listed twice
+ * reads 0 the second time, which is neither offered, nor counted, nor
+ * kept as a sample; the candidate prediction counts a 0 as it counts an
+ * unlisted offset, so it is the same sample as offer_window's (every
+ * SPM_PREDICT_STRIDE-th offset, whose score is 0 unless kept) and never
+ * more than the samples array holds.
  */
 static void
 offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 {
 	double	   *acc = s->acc;
-	uint64	   *touched = s->touched;
 	const uint16 *tlist = s->tlist;
 	uint32		ntl = s->ntl;
 	double	   *samples = s->samples;
@@ -1283,10 +1314,9 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 		double		x = acc[off];
 
 		acc[off] = 0.0;
-		touched[off >> 6] = 0;
 		scored += (x != 0.0);
 		samples[nsampled] = x;
-		nsampled += (off % SPM_PREDICT_STRIDE == 0);
+		nsampled += (off % SPM_PREDICT_STRIDE == 0) & (x != 0.0);
 		if (x >= theta && x != 0.0)
 		{
 			consider(s, a + off, x);
@@ -1552,11 +1582,11 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	if (plan.path == SPM_WINDOW_MAXSCORE)
 		mode = TAAT_RECORD;
 	else
-		mode = plan.sparse ? TAAT_MARK : TAAT_DENSE;
+		mode = plan.sparse ? TAAT_LIST : TAAT_DENSE;
 
 	/*
 	 * acc and touched are all zeros here: offer_window, offer_touched and
-	 * maxscore_window clear them
+	 * maxscore_window clear acc, maxscore_window the touched bits it set
 	 */
 	if (mode == TAAT_RECORD)
 		reserve_window_buffers(s);
@@ -1569,7 +1599,7 @@ topk_window(SpmTraverseState *s, uint32 a, uint32 b)
 	}
 	if (mode == TAAT_RECORD)
 		maxscore_window(s, a, b, &plan);
-	else if (mode == TAAT_MARK)
+	else if (mode == TAAT_LIST)
 		offer_touched(s, a, b - a, plan.npresent);
 	else
 		offer_window(s, a, b - a, plan.npresent);

@@ -96,7 +96,8 @@ SELECT rounds > 1 AS several_rounds, rows_returned > 100 AS many_rows FROM spars
 -- an elastic first round: 40 documents share the top cell of their
 -- block, so the executor needs 41 rows for LIMIT 10; the round keeps every
 -- row within the cells' gap of the 10th bound and one more, so one round
--- serves the query (a first round of LIMIT + 5 rows took three)
+-- serves the query (a first round of LIMIT + 5 rows took two, three
+-- for the LIMIT 3 query)
 CREATE TABLE spm_q_cell (id int PRIMARY KEY, v sparsevec(4));
 INSERT INTO spm_q_cell
 	SELECT i, format('{1:%s,2:1}/4', CASE WHEN i <= 40 THEN (2 + i * 1e-5)::real
@@ -114,8 +115,19 @@ CREATE TEMP TABLE spm_q_cell_seq AS
 	SELECT l, array(SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1}/4', id LIMIT l) AS ids
 	FROM (VALUES (1), (10), (39), (40), (41), (42), (300)) x(l);
 RESET enable_indexscan;
-SELECT l, ids = array(SELECT id FROM spm_q_cell ORDER BY v <#> '{1:1}/4' LIMIT l) AS same
-FROM spm_q_cell_seq ORDER BY l;
+-- each LIMIT a literal, as the LIMIT hint needs (a LIMIT taken from an
+-- outer column is no hint: the scan would run its ordinary rounds), and
+-- every one of them one elastic round
+CREATE FUNCTION pg_temp.spm_q_cell_index(l int, OUT ids int[], OUT rounds bigint)
+LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM spm_q_cell ORDER BY v <#> %L LIMIT %s) s',
+				   '{1:1}/4', l) INTO ids;
+	SELECT s.rounds INTO rounds FROM sparse_maxscore_last_scan() s;
+END
+$f$;
+SELECT l, x.ids = c.ids AS same, x.rounds
+FROM spm_q_cell_seq c, pg_temp.spm_q_cell_index(l) x ORDER BY l;
 DROP TABLE spm_q_cell;
 
 -- pending rows (exact) next to quantized segments

@@ -967,7 +967,11 @@ spm_term_summarize(void *mem, int nblocks, const float *max_w,
 		sum->gmin_w[g] = Min(sum->gmin_w[g], min_w[b]);
 		sum->gcount[g] += count[b];
 		absmax = Max(absmax, Max(fabsf(max_w[b]), fabsf(min_w[b])));
-		/* a block of fewer than 3 postings is never quantized */
+		/*
+		 * a block of fewer than 3 postings is quantized only by a merge
+		 * of quantized inputs, rarely; left out, as its max_w - min_w
+		 * (a float4 pair's difference otherwise) says nothing of a cell
+		 */
 		if (count[b] >= 3)
 			spread = Max(spread, max_w[b] - min_w[b]);
 	}

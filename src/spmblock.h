@@ -143,8 +143,9 @@ typedef struct SpmTermSummary
 	float		absmax;			/* max |w| over the term's postings */
 	float		spread;			/* the largest max_w - min_w of a block of
 								 * 3 postings or more, about 127 times its
-								 * widest quantization cell (the first
-								 * round's gap, spmsegscan.c) */
+								 * widest quantization cell as a build
+								 * writes it (the first round's gap, an
+								 * estimate: spmsegscan.c) */
 	int			ngroups;		/* ceil(nblocks / SPM_SKIP_GROUP) */
 	float	   *gmax_w;			/* [ngroups] largest max_w of the group */
 	float	   *gmin_w;			/* [ngroups] smallest min_w of the group */

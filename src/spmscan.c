@@ -13,8 +13,11 @@
  *
  *	ROUNDS		exact top-k of the positive rows strictly after the cursor
  *				(score, docid) of the last row returned, with k doubling from
- *				sparse_maxscore.initial_k; a round that comes back short means
- *				the positive rows are exhausted.  For an L2 index, rows of
+ *				sparse_maxscore.initial_k; a round whose heap was never full
+ *				(spm_topk_full: nothing was dropped) means the positive rows
+ *				are exhausted.  The first round of an inner product scan
+ *				under a LIMIT over quantized segments is elastic (run_round):
+ *				a prefix of that order of a size the gap decides.  For an L2 index, rows of
  *				every sign (all but NULL ones), and the scan goes on with
  *				NULLS: no ZERO or NEGATIVE phase.
  *	SORTED		when k would outgrow work_mem: every remaining row of the
@@ -389,7 +392,9 @@ get_segments(IndexScanDesc scan, const SpmMetaPageData *meta)
 
 /*
  * One round: the exact top-k rows of the rounds' phase (positive ones, or
- * every non-NULL one for L2) after the cursor.
+ * every non-NULL one for L2) after the cursor; an elastic round, the
+ * exact first rows of that order down to where spmtopk.h's elastic heap
+ * settles (at most k).
  */
 static void
 run_round(IndexScanDesc scan)

@@ -661,7 +661,15 @@ spm_segscan_gap(Relation index, SpmSegment *seg, const SpmSegQuery *sq)
 	{
 		const SpmTermData *d = SpmGetTerm(index, seg, (uint32) q->indices[i]);
 
-		/* a cell is under 1/127 of its block's spread (spmblock.h) */
+		/*
+		 * a cell as a build writes it is about 1/127 of its block's
+		 * spread (spmblock.h); a merge's blocks can have wider ones (an
+		 * exponent inherited from an input, quantized blocks of 1-2
+		 * postings), and so can a block whose weights differ by less
+		 * than 127 steps of float4's precision: then the gap is too
+		 * small, and the query takes a second round, never loses a row
+		 * (the round is an exact prefix)
+		 */
 		if (d != NULL)
 			gap += fabs((double) qv[i]) * d->sum->spread / 127.0;
 	}

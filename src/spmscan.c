@@ -17,9 +17,9 @@
  *				(spm_topk_full: nothing was dropped) means the positive rows
  *				are exhausted.  The first round of an inner product scan
  *				under a LIMIT over quantized segments is elastic (run_round):
- *				a prefix of that order of a size the gap decides.  For an L2 index, rows of
- *				every sign (all but NULL ones), and the scan goes on with
- *				NULLS: no ZERO or NEGATIVE phase.
+ *				a prefix of that order of a size the gap decides.  For an
+ *				L2 index, rows of every sign (all but NULL ones), and the
+ *				scan goes on with NULLS: no ZERO or NEGATIVE phase.
  *	SORTED		when k would outgrow work_mem: every remaining row of the
  *				rounds' sign into a tuplesort (spills to disk), streamed.
  *	ZERO		rows scoring exactly 0, in docid order, in growing batches.

@@ -163,6 +163,9 @@ run_arm() {
 		truth_eval "$WORK/t$tier/docs.tsv" "$set" "$(truth_file "$WORK/t$tier" "$set" "$(arm_metric "$arm")")" \
 			"$nr" "$limit" "$d/rows.tsv" "$(arm_metric "$arm")"
 		recall=$RECALL exact=$EXACT
+		# the settings the paired run gives this arm (paired_set): those its
+		# plan and its recall queries were checked with
+		ARM_OPTS_OK[$tier.$name]=$opts
 		if [ "$arm" = hnsw ]; then
 			exact=n/a
 		elif [ "${exact%%/*}" != "${exact##*/}" ]; then
@@ -300,7 +303,38 @@ arm_row() {	# arm_row I CLIENTS: the arm's statistics over its runs, to ARMS_TSV
 }
 Q_TIER=() Q_NAME=() Q_ARM=() Q_SET=() Q_LIMIT=() Q_CLIENTS=() Q_DIR=() Q_OPTS=() Q_SCRIPT=()
 Q_RECALL=() Q_EXACT=() Q_FORCED=()
-declare -A Q_FAILED
+declare -A Q_FAILED ARM_OPTS_OK
+
+# paired_set TIER SET SFX: the index arms of a query set that ran (auto and
+# each forced algorithm) once more with bench/paired: one warm connection
+# per arm, the set's first NRECALL queries in a random order, each query
+# answered by every arm back to back, for PAIRED seconds.  Arms measured
+# seconds apart differ by more than auto differs from its arms on this
+# machine (doc/decisions.md "Paired arms"); side by side they share the
+# moment.  One row per arm to WORK/paired.tsv: tier, set, arm, executions,
+# p50, p90, p99, mean (ms), and the median over the queries of the arm's
+# time over index's.
+paired_set() {
+	local tier=$1 set=$2 sfx=$3 a specs=() nq out
+	[ "$PAIRED" -gt 0 ] || return 0
+	for a in index index_maxscore index_exhaustive index_ranges; do
+		[ -n "${ARM_OPTS_OK[$tier.$a$sfx]+x}" ] && specs+=("$a=$BASE_PGOPTIONS ${ARM_OPTS_OK[$tier.$a$sfx]}")
+	done
+	[ ${#specs[@]} -ge 2 ] && [[ ${specs[0]} = index=* ]] || return 0
+	nq=$NRECALL
+	[ "$nq" -le "$(set_nq "$set")" ] || nq=$(set_nq "$set")
+	out=$WORK/t$tier/paired_$set
+	log "paired: ${#specs[@]} index arms side by side on $tier documents, $set queries ($nq queries, $PAIRED s)"
+	if ! "$BIN/paired" "$DSN" "$(arm_sql index "$set" 10 | sed 's/:qid/$1/')" "$nq" "$PAIRED" "$SEED" \
+		"$out.tsv" "${specs[@]}" >"$out.out" 2>"$out.err"; then
+		NOTES+=("docs=$tier: the paired run on $set queries failed: $(head -n 1 "$out.err")")
+		FAILED=1
+		server_ready
+		return 0
+	fi
+	awk -v t="$tier" -v s="$set" '{ print t "\t" s "\t" $0 }' "$out.out" >>"$WORK/paired.tsv"
+	note "paired: $(awk '{ printf "%s%s p50 %s ms", (NR > 1 ? ", " : ""), $1, $3 }' "$out.out")"
+}
 
 # every arm of a tier: on the first query set at 1 and 2 clients, the
 # others at 1 client with a _<set> suffix
@@ -357,5 +391,6 @@ arms_tier() {	# arms_tier TIER
 			log "measured runs on $tier documents, $s queries: $SLICES slices of $SLICE_T s per arm and client count, the arms taking turns"
 			measure_queue
 		fi
+		[ $TIER_AM = 1 ] && paired_set "$tier" "$s" "$sfx"
 	done
 }

@@ -10,7 +10,7 @@
 #                       report's path and the summary lines
 #
 # Files of DIR it reads (bench/README.md "The results folder"): run.env,
-# notes.txt, arms.tsv, mixed.tsv, counters.tsv, touch.tsv, latency/*.dat.
+# notes.txt, arms.tsv, mixed.tsv, counters.tsv, touch.tsv, paired.tsv, latency/*.dat.
 
 # run.env's scalar keys, in the order bench/run writes them (lists are
 # space-separated); then per query set QSTATS.<set>, SET_NQ.<set>,
@@ -18,7 +18,7 @@
 # SHARD_INFO.<tier>, FLOOR_CPU.<tier>.<set>
 REPORT_KEYS="ARGS REPORT_DATE DURATION_TOTAL LOAD_START LOAD_END CPU CORES MEM OS KERNEL COMMIT BRANCH
 	PGVERSION LOCAL SERVER_SETTINGS HUGE_NOTE HAVE_AM HAVE_PGV PGV PGV_VERSION
-	TIERS QSETS SHAPE WEIGHTS CORPUS_MODE CORPUS CORPUS_INFO NQ NRECALL DURATION WARMUP SLICES SLICE_T
+	TIERS QSETS SHAPE WEIGHTS CORPUS_MODE CORPUS CORPUS_INFO NQ NRECALL DURATION WARMUP SLICES SLICE_T PAIRED
 	INDEX_OPTIONS METRICS MIXED_RATE MIXED_PENDING_KB SHARDS SHARD_FETCH FAILED
 	BM25_RAN BM25_DIR BM25_STATS BM25_QUERIES BM25_LOAD_S BM25_BUILD_S BM25_GIN_S BM25_FORCED
 	BM25_EXACT BM25_OVERLAP BM25_LAT_B BM25_TPS_B BM25_LAT_T BM25_TPS_T BM25_LAT_P BM25_TPS_P
@@ -189,10 +189,43 @@ auto_report() {
 					p50[k, "index"], p50[k, b50], b50, ratio(p50[k, "index"], p50[k, b50]),
 					p99[k, "index"], p99[k, b99], b99, ratio(p99[k, "index"], p99[k, b99]) } }' "$DIR/arms.tsv"
 	echo
+	paired_report "$tier"
 	echo "Range data: not counted (\`sparse_maxscore_info\` has no column for it, and the bench records nothing"
 	echo "that counts it). \`index_ranges\` prunes by range on the segments that have range data and runs MaxScore"
 	echo "on the others, so on an index without range data it equals \`index_maxscore\`. The index's storage"
 	echo "parameter ranges: $(ranges_option_words)."
+	echo
+}
+
+# paired_report TIER: the paired runs of the tier (bench/paired.c, from
+# paired.tsv): per query set, every index arm's latencies when the arms
+# answer each query back to back, and auto over the fastest forced arm
+paired_report() {
+	local tier=$1
+	[ -f "$DIR/paired.tsv" ] && grep -q "^$tier	" "$DIR/paired.tsv" || return 0
+	echo "The same arms side by side (bench/paired.c, $PAIRED s per query set): one connection per arm,"
+	echo "warmed by answering every query once; then the set's recall queries in random orders,"
+	echo "each answered by every arm back to back (the arm that goes first rotating), so that the arms"
+	echo "share the machine's moment; latency is the client's, execute to last row:"
+	echo
+	echo "| set | arm | executions | p50 ms | p99 ms | mean ms | p50 / fastest p50 | mean / fastest mean | per query, median of time / \`index\`'s |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	awk -F'\t' -v t="$tier" '$1 == t { k = $2; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			i = ++na[k]; arm[k, i] = $3; ex[k, i] = $4; p50[k, i] = $5; p99[k, i] = $7; mean[k, i] = $8; r[k, i] = $9 }
+		END { for (j = 1; j <= n; j++) { k = order[j]; b50 = bm = ""
+				for (i = 1; i <= na[k]; i++) {
+					if (b50 == "" || p50[k, i] + 0 < b50 + 0) b50 = p50[k, i]
+					if (bm == "" || mean[k, i] + 0 < bm + 0) bm = mean[k, i] }
+				for (i = 1; i <= na[k]; i++)
+					printf "| %s | %s | %s | %s | %s | %s | %.3fx | %.3fx | %.3f |\n", k, arm[k, i], ex[k, i], p50[k, i],
+						p99[k, i], mean[k, i], p50[k, i] / b50, mean[k, i] / bm, r[k, i] } }' "$DIR/paired.tsv"
+	echo
+	awk -F'\t' -v t="$tier" '$1 == t && $3 != "index" { if (!(($2) in b50) || $5 + 0 < b50[$2] + 0) { b50[$2] = $5; a50[$2] = $3 }
+			if (!(($2) in bm) || $8 + 0 < bm[$2] + 0) { bm[$2] = $8; am[$2] = $3 } }
+		$1 == t && $3 == "index" { i50[$2] = $5; im[$2] = $8; if (!(($2) in seen)) { seen[$2] = 1; order[++n] = $2 } }
+		END { for (j = 1; j <= n; j++) { k = order[j]; if (!(k in b50)) continue
+				printf "- %s: `index` / the fastest forced arm, side by side: p50 %.3fx (`%s`), mean %.3fx (`%s`)\n",
+					k, i50[k] / b50[k], a50[k], im[k] / bm[k], am[k] } }' "$DIR/paired.tsv"
 	echo
 }
 

@@ -13,10 +13,11 @@ results_init() {
 	MIXED_TSV=$WORK/mixed.tsv	# one row per mixed run: bench/lib/mixed.sh
 	: >"$MIXED_TSV"
 	rm -f "$WORK/touch.tsv"		# one row per pass of bench/lib/touch.sh
+	rm -f "$WORK/paired.tsv"	# one row per paired arm: bench/lib/arms.sh paired_set
 	NOTES=("${CORPUS_NOTES[@]}")
 	FAILED=0
 	rm -rf "$OUT/latency" "$OUT/plans.txt" "$OUT/run.env" "$OUT/notes.txt" "$OUT/report.md" "$OUT/summary.txt" \
-		"$OUT/arms.tsv" "$OUT/mixed.tsv" "$OUT/counters.tsv" "$OUT/touch.tsv" "$OUT"/*.png
+		"$OUT/arms.tsv" "$OUT/mixed.tsv" "$OUT/counters.tsv" "$OUT/touch.tsv" "$OUT/paired.tsv" "$OUT"/*.png
 	mkdir -p "$OUT/latency"
 }
 
@@ -72,5 +73,6 @@ results_save() {
 	[ -s "$MIXED_TSV" ] && cp "$MIXED_TSV" "$OUT/mixed.tsv"
 	[ -f "$WORK/counters.tsv" ] && cp "$WORK/counters.tsv" "$OUT/counters.tsv"
 	[ -f "$WORK/touch.tsv" ] && cp "$WORK/touch.tsv" "$OUT/touch.tsv"
+	[ -f "$WORK/paired.tsv" ] && cp "$WORK/paired.tsv" "$OUT/paired.tsv"
 	return 0
 }

@@ -51,10 +51,10 @@ setup_packages() {
 		echo "bench/run: warning: the machine is busy (load average $LOAD_START); latencies will suffer" >&2
 	log "packages"
 	if [ -z "$DSN" ]; then
-		pgenv_packages make gcc libc6-dev gnuplot-nox
+		pgenv_packages make gcc libc6-dev gnuplot-nox libpq-dev
 		pgenv_server_packages	# PGMAJOR=18 bench/run: 18 built from source (tools/pgenv.sh)
 	else
-		pgenv_packages gcc libc6-dev gnuplot-nox postgresql-client-$PGMAJOR
+		pgenv_packages gcc libc6-dev gnuplot-nox libpq-dev postgresql-client-$PGMAJOR
 	fi
 }
 
@@ -111,7 +111,7 @@ cleanup() {
 
 # --------------------------------------------------------------- C tools
 setup_tools() {
-	log "compile bench/gen.c, bench/truth.c, bench/corpus.c and bench/floor.c"
+	log "compile bench/gen.c, bench/truth.c, bench/corpus.c, bench/floor.c and bench/paired.c"
 	BIN=$ROOT/bench/bin
 	mkdir -p "$BIN"
 	CFLAGS_TOOLS="-O2 -Wall -Wextra -ffp-contract=off"
@@ -119,6 +119,8 @@ setup_tools() {
 	cc $CFLAGS_TOOLS -o "$BIN/truth" "$ROOT/bench/truth.c" -lm
 	cc $CFLAGS_TOOLS -o "$BIN/corpus" "$ROOT/bench/corpus.c" -lm
 	cc $CFLAGS_TOOLS -o "$BIN/floor" "$ROOT/bench/floor.c"
+	# Debian's libpq-dev (any server version answers it)
+	cc $CFLAGS_TOOLS -I/usr/include/postgresql -o "$BIN/paired" "$ROOT/bench/paired.c" -lpq
 	"$ROOT/bench/selftest" "$BIN" | tail -n 1
 	# --corpus: the user's files, checked before anything is installed (bench/corpus.sh)
 	[ "$CORPUS_MODE" = user ] && corpus_check "$CORPUS"

@@ -5,22 +5,25 @@
  *
  *   paired CONNINFO SQL NQ SECONDS SEED OUT NAME=OPTIONS...
  *
- * Opens one connection per arm, with OPTIONS as the connection's options
- * (for example "-c sparse_maxscore.algorithm=maxscore"), and prepares SQL
- * there: one statement whose only parameter, $1, is a query id from 1 to
- * NQ.  Each connection first answers every query once, not timed, so that
- * its backend has read what the queries read (its caches and its mappings
- * of shared buffers are what a pooled connection has).  Then rounds until
- * SECONDS have passed: the queries in a random order (SEED), and for each
- * query every arm once, back to back, the arm that goes first rotating
- * from query to query.  An arm's latency is the wall time of its execute
- * and of reading its result.
+ * Opens NCONN connections per arm, with OPTIONS as the connections'
+ * options (for example "-c sparse_maxscore.algorithm=maxscore"), and
+ * prepares SQL there: one statement whose only parameter, $1, is a query
+ * id from 1 to NQ.  Each connection first answers every query once, not
+ * timed, so that its backend has read what the queries read (its caches
+ * and its mappings of shared buffers are what a pooled connection has).
+ * Then rounds until SECONDS have passed: the queries in a random order
+ * (SEED), and for each query every arm once, back to back, the arm that
+ * goes first rotating from query to query, and each arm's connections
+ * taking turns (two backends running the same statement differ by a
+ * percent or two for their whole life, which one arm should not carry
+ * alone).  An arm's latency is the wall time of its execute and of
+ * reading its result.
  *
  * Why: runs of the same statement on this project's machine move by 20%
- * and more from one second to the next (doc/benchmarks.md "What is known
- * of the run-to-run noise"), so two arms measured seconds apart, even in
- * alternating slices, cannot be told apart at a few percent.  Arms run
- * back to back on the same query share the machine's state of the moment.
+ * and more from one second to the next, so two arms measured seconds
+ * apart, even in alternating slices, cannot be told apart at a few
+ * percent.  Arms run back to back on the same query share the machine's
+ * state of the moment (doc/decisions.md "Paired arms").
  *
  * OUT gets one line per execution: arm, query id, round, microseconds.
  * stdout gets one line per arm: name, executions, p50, p90, p99 and mean
@@ -36,12 +39,13 @@
 #include <libpq-fe.h>
 
 #define MAX_ARMS 16
+#define NCONN	2
 
 typedef struct Arm
 {
 	const char *name;
 	const char *options;
-	PGconn	   *conn;
+	PGconn	   *conn[NCONN];
 	double	   *us;				/* us[i]: the i-th execution */
 	int		   *qid;			/* its query */
 	long		n;
@@ -98,9 +102,9 @@ die(const char *what, PGconn *conn)
 	exit(1);
 }
 
-/* run query qid on arm a; the microseconds it took */
+/* run query qid on arm a's connection c; the microseconds it took */
 static double
-run_one(Arm *a, int qid)
+run_one(Arm *a, int c, int qid)
 {
 	char		buf[16];
 	const char *val[1] = {buf};
@@ -110,10 +114,10 @@ run_one(Arm *a, int qid)
 
 	snprintf(buf, sizeof(buf), "%d", qid);
 	t0 = now_us();
-	res = PQexecPrepared(a->conn, "s", 1, val, NULL, NULL, 0);
+	res = PQexecPrepared(a->conn[c], "s", 1, val, NULL, NULL, 0);
 	us = now_us() - t0;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		die(a->name, a->conn);
+		die(a->name, a->conn[c]);
 	PQclear(res);
 	return us;
 }
@@ -169,15 +173,17 @@ main(int argc, char **argv)
 		vals[0] = conninfo;
 		vals[1] = arms[a].options;
 		vals[2] = NULL;
-		/* expand_dbname: CONNINFO may be a connection string */
-		arms[a].conn = PQconnectdbParams(kw, vals, 1);
-		if (PQstatus(arms[a].conn) != CONNECTION_OK)
-			die(arms[a].name, arms[a].conn);
+		for (int c = 0; c < NCONN; c++)
 		{
-			PGresult   *res = PQprepare(arms[a].conn, "s", sql, 1, NULL);
+			PGresult   *res;
 
+			/* expand_dbname: CONNINFO may be a connection string */
+			arms[a].conn[c] = PQconnectdbParams(kw, vals, 1);
+			if (PQstatus(arms[a].conn[c]) != CONNECTION_OK)
+				die(arms[a].name, arms[a].conn[c]);
+			res = PQprepare(arms[a].conn[c], "s", sql, 1, NULL);
 			if (PQresultStatus(res) != PGRES_COMMAND_OK)
-				die(arms[a].name, arms[a].conn);
+				die(arms[a].name, arms[a].conn[c]);
 			PQclear(res);
 		}
 		arms[a].n = 0;
@@ -197,7 +203,8 @@ main(int argc, char **argv)
 	/* the untimed pass: every query once on every connection */
 	for (int q = 1; q <= nq; q++)
 		for (int a = 0; a < narms; a++)
-			(void) run_one(&arms[a], q);
+			for (int c = 0; c < NCONN; c++)
+				(void) run_one(&arms[a], c, q);
 
 	f = fopen(out, "w");
 	if (f == NULL)
@@ -224,7 +231,7 @@ main(int argc, char **argv)
 			for (int k = 0; k < narms; k++)
 			{
 				Arm		   *a = &arms[(i + k) % narms];
-				double		us = run_one(a, q);
+				double		us = run_one(a, (round + i) % NCONN, q);
 
 				if (a->n == a->cap)
 				{
@@ -269,7 +276,8 @@ main(int argc, char **argv)
 			   quantile(x->us, x->n, 0.99) / 1e3, x->n ? total / x->n / 1e3 : 0.0,
 			   nr ? quantile(ratio, nr, 0.5) : 0.0);
 		free(ratio);
-		PQfinish(x->conn);
+		for (int c = 0; c < NCONN; c++)
+			PQfinish(x->conn[c]);
 	}
 	return 0;
 }

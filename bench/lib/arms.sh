@@ -306,7 +306,7 @@ Q_RECALL=() Q_EXACT=() Q_FORCED=()
 declare -A Q_FAILED ARM_OPTS_OK
 
 # paired_set TIER SET SFX: the index arms of a query set that ran (auto and
-# each forced algorithm) once more with bench/paired: one warm connection
+# each forced algorithm) once more with bench/paired: two warm connections
 # per arm, the set's first NRECALL queries in a random order, each query
 # answered by every arm back to back, for PAIRED seconds.  Arms measured
 # seconds apart differ by more than auto differs from its arms on this

@@ -203,10 +203,12 @@ auto_report() {
 paired_report() {
 	local tier=$1
 	[ -f "$DIR/paired.tsv" ] && grep -q "^$tier	" "$DIR/paired.tsv" || return 0
-	echo "The same arms side by side (bench/paired.c, $PAIRED s per query set): one connection per arm,"
-	echo "warmed by answering every query once; then the set's recall queries in random orders,"
-	echo "each answered by every arm back to back (the arm that goes first rotating), so that the arms"
-	echo "share the machine's moment; latency is the client's, execute to last row:"
+	echo "The same arms side by side (bench/paired.c, $PAIRED s per query set): two connections per arm,"
+	echo "each warmed by answering every query once; then the set's recall queries in random orders,"
+	echo "each answered by every arm back to back (the arm that goes first rotating, an arm's two"
+	echo "connections taking turns), so that the arms share the machine's moment; latency is the"
+	echo "client's, execute to last row, higher than pgbench's as each backend finds its CPU caches"
+	echo "used by the others: compare the ratios:"
 	echo
 	echo "| set | arm | executions | p50 ms | p99 ms | mean ms | p50 / fastest p50 | mean / fastest mean | per query, median of time / \`index\`'s |"
 	echo "|---|---|---|---|---|---|---|---|---|"

@@ -207,8 +207,8 @@ paired_report() {
 	echo "each warmed by answering every query once; then the set's recall queries in random orders,"
 	echo "each answered by every arm back to back (the arm that goes first rotating, an arm's two"
 	echo "connections taking turns), so that the arms share the machine's moment; latency is the"
-	echo "client's, execute to last row, higher than pgbench's as each backend finds its CPU caches"
-	echo "used by the others: compare the ratios:"
+	echo "client's, execute to last row, and higher than pgbench's on short queries (each backend"
+	echo "waits while the others run, and probably finds its CPU caches used by them): compare the ratios:"
 	echo
 	echo "| set | arm | executions | p50 ms | p99 ms | mean ms | p50 / fastest p50 | mean / fastest mean | per query, median of time / \`index\`'s |"
 	echo "|---|---|---|---|---|---|---|---|---|"

@@ -88,6 +88,8 @@ quantile(const double *v, long n, double p)
 {
 	long		r = (long) (p * n + 0.999999);
 
+	if (n == 0)
+		return 0.0;
 	if (r < 1)
 		r = 1;
 	if (r > n)

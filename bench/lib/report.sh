@@ -222,13 +222,21 @@ paired_report() {
 					printf "| %s | %s | %s | %s | %s | %s | %.3fx | %.3fx | %.3f |\n", k, arm[k, i], ex[k, i], p50[k, i],
 						p99[k, i], mean[k, i], p50[k, i] / b50, mean[k, i] / bm, r[k, i] } }' "$DIR/paired.tsv"
 	echo
-	awk -F'\t' -v t="$tier" '$1 == t && $3 != "index" { if (!(($2) in b50) || $5 + 0 < b50[$2] + 0) { b50[$2] = $5; a50[$2] = $3 }
+	paired_auto "$tier" | awk -F'\t' '{
+		printf "- %s: `index` / the fastest forced arm, side by side: p50 %sx (`%s`), mean %sx (`%s`)\n", $1, $2, $3, $4, $5 }'
+	echo
+}
+
+# paired_auto TIER: per query set of the tier's paired runs, tab-separated:
+# set, index's p50 over the fastest forced arm's and that arm, the same
+# for the mean
+paired_auto() {
+	[ -f "$DIR/paired.tsv" ] || return 0
+	awk -F'\t' -v t="$1" '$1 == t && $3 != "index" { if (!(($2) in b50) || $5 + 0 < b50[$2] + 0) { b50[$2] = $5; a50[$2] = $3 }
 			if (!(($2) in bm) || $8 + 0 < bm[$2] + 0) { bm[$2] = $8; am[$2] = $3 } }
 		$1 == t && $3 == "index" { i50[$2] = $5; im[$2] = $8; if (!(($2) in seen)) { seen[$2] = 1; order[++n] = $2 } }
 		END { for (j = 1; j <= n; j++) { k = order[j]; if (!(k in b50)) continue
-				printf "- %s: `index` / the fastest forced arm, side by side: p50 %.3fx (`%s`), mean %.3fx (`%s`)\n",
-					k, i50[k] / b50[k], a50[k], im[k] / bm[k], am[k] } }' "$DIR/paired.tsv"
-	echo
+				printf "%s\t%.3f\t%s\t%.3f\t%s\n", k, i50[k] / b50[k], a50[k], im[k] / bm[k], am[k] } }' "$DIR/paired.tsv"
 }
 
 # mixed_report TIER: the tier's "Mixed read/write" section
@@ -686,6 +694,9 @@ report_summary() {
 			# the mixed read/write arm (tps of the insert runs = rows/s)
 			awk -F'\t' -v t="$tier" '$1 == t {
 				printf "arm=%s p50_ms=%s p99_ms=%s tps=%.1f recall@10=n/a\n", $2, $3, $5, $8 }' "$MIXED_FILE"
+			# the paired runs: auto over the fastest forced arm, side by side
+			paired_auto "$tier" | awk -F'\t' '{
+				printf "paired set=%s auto/fastest p50=%sx (%s) mean=%sx (%s)\n", $1, $2, $3, $4, $5 }'
 		done
 		[ "$BM25_RAN" = 1 ] && bm25_summary
 	} >"$DIR/summary.txt"

@@ -79,9 +79,9 @@ spm_range_usable(const SpmRangeTerm *terms, int nterms)
 }
 
 /*
- * Whether spm_range_add_dense may use AVX2 where the CPU has it (the
- * default); the unit tests clear it to check the SSE2 loop too
- * (spmtest.h).
+ * Whether spm_range_add_dense and score_doc16 may use AVX2 where the CPU
+ * has it (the default); the unit tests clear it to check the SSE2 and
+ * scalar loops too (spmtest.h).
  */
 static bool use_avx2 = true;
 
@@ -381,6 +381,182 @@ score_elem(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 }
 
 /*
+ * The score of a document of a 16-bit forward copy (terms t16[nnz],
+ * weights w16[nnz]), as score_elem adds it up; *ordered is cleared if its
+ * terms do not strictly ascend (the caller reports the corruption).  Every
+ * term is below SPM_FILTER_BITS, so a set filter bit is a query term, and
+ * qidx (when there is one) names it.
+ */
+static double
+score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
+				   const uint8 *qidx, const uint16 *t16, const float *w16,
+				   int32 nnz, bool *ordered)
+{
+	double		score = 0.0;
+	int32		prev = -1;
+	bool		ok = true;
+
+	for (int32 i = 0; i < nnz; i++)
+	{
+		int32		t = t16[i];
+
+		ok &= t > prev;
+		prev = t;
+		if (spv_filter_has(filter, (uint32) t))
+		{
+			int			j = qidx ? (int) qidx[t] - 1 :
+				find_term(s->terms, s->nterms, (uint32) t);
+
+			if (j >= 0)
+				score = spv_score_add(score, s->terms[j].q, w16[i]);
+		}
+	}
+	*ordered = ok;
+	return score;
+}
+
+#ifdef SPM_AVX2_TARGET
+/*
+ * score_doc16_scalar eight elements at a time: one gather reads the
+ * eight terms' entries of qidx (four bytes from each term's, hence its
+ * four bytes of padding), or without qidx their words of the filter; only
+ * the query terms among them (few) are added, in ascending lane order, so
+ * the additions and their order, and the score's bits, are the scalar
+ * loop's.  The order check compares each lane with the next element, so a
+ * vector step needs nine elements; the scalar loop finishes the last few.
+ * Gathering qidx beat gathering the filter and then reading qidx per hit
+ * (doc/decisions.md "Scoring eight forward-copy elements at a time").
+ */
+__attribute__((target("avx2")))
+static double
+score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
+				 const uint8 *qidx, const uint16 *t16, const float *w16,
+				 int32 nnz, bool *ordered)
+{
+	double		score = 0.0;
+	int32		i = 0;
+	int32		prev;
+	bool		ok;
+	__m256i		bad = _mm256_setzero_si256();
+	const __m256i low5 = _mm256_set1_epi32(31);
+	const __m256i ones = _mm256_set1_epi32(-1);
+
+	if (qidx)
+	{
+		/* qidx[t] for eight terms at once: 1 + the query term, or 0 */
+		const __m256i lowbyte = _mm256_set1_epi32(0xFF);
+
+		for (; i + 9 <= nnz; i += 8)
+		{
+			__m256i		a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) (t16 + i)));
+			__m256i		b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) (t16 + i + 1)));
+			__m256i		jv = _mm256_and_si256(_mm256_i32gather_epi32((const int *) qidx, a, 1),
+											  lowbyte);
+			uint32		m = (uint32) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(jv, _mm256_setzero_si256())));
+
+			bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_cmpgt_epi32(b, a), ones));
+			if (m != 0)
+			{
+				uint32		jj[8];
+
+				_mm256_storeu_si256((__m256i *) jj, jv);
+				do
+				{
+					int32		l = __builtin_ctz(m);
+
+					score = spv_score_add(score, s->terms[jj[l] - 1].q, w16[i + l]);
+					m &= m - 1;
+				} while (m != 0);
+			}
+		}
+	}
+	else
+	{
+		for (; i + 9 <= nnz; i += 8)
+		{
+			__m256i		a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) (t16 + i)));
+			__m256i		b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *) (t16 + i + 1)));
+			__m256i		words = _mm256_i32gather_epi32((const int *) filter,
+													   _mm256_srli_epi32(a, 5), 4);
+			__m256i		bits = _mm256_srlv_epi32(words, _mm256_and_si256(a, low5));
+			uint32		m = (uint32) _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(bits, 31)));
+
+			bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_cmpgt_epi32(b, a), ones));
+			while (m != 0)
+			{
+				int32		l = __builtin_ctz(m);
+				int			j = find_term(s->terms, s->nterms, t16[i + l]);
+
+				if (j >= 0)
+					score = spv_score_add(score, s->terms[j].q, w16[i + l]);
+				m &= m - 1;
+			}
+		}
+	}
+	ok = _mm256_testz_si256(bad, bad) != 0;
+	prev = i > 0 ? t16[i - 1] : -1;
+	for (; i < nnz; i++)
+	{
+		int32		t = t16[i];
+
+		ok &= t > prev;
+		prev = t;
+		if (spv_filter_has(filter, (uint32) t))
+		{
+			int			j = qidx ? (int) qidx[t] - 1 :
+				find_term(s->terms, s->nterms, (uint32) t);
+
+			if (j >= 0)
+				score = spv_score_add(score, s->terms[j].q, w16[i]);
+		}
+	}
+	*ordered = ok;
+	return score;
+}
+#endif
+
+/* score_doc16_scalar, or its AVX2 loop where the CPU has it */
+static inline double
+score_doc16(const SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
+			const uint16 *t16, const float *w16, int32 nnz, bool *ordered)
+{
+#ifdef SPM_AVX2_TARGET
+	if (use_avx2 && have_avx2())
+		return score_doc16_avx2(s, filter, qidx, t16, w16, nnz, ordered);
+#endif
+	return score_doc16_scalar(s, filter, qidx, t16, w16, nnz, ordered);
+}
+
+double
+spm_test_range_score16(const SpmRangeTerm *terms, int nterms, bool use_qidx,
+					   const uint16 *t16, const float *w16, int32 nnz,
+					   bool *ordered)
+{
+	SpmRangeScan s;
+	uint64	   *filter = palloc0(SPM_FILTER_BITS / 8);
+	uint8	   *qidx = NULL;
+	double		score;
+
+	memset(&s, 0, sizeof(s));
+	s.terms = terms;
+	s.nterms = nterms;
+	for (int t = 0; t < nterms; t++)
+		spv_filter_add(filter, terms[t].term);
+	if (use_qidx)
+	{
+		qidx = palloc0(SPM_FILTER_BITS + 4);
+		for (int t = 0; t < nterms; t++)
+			if (terms[t].term < SPM_FILTER_BITS)
+				qidx[terms[t].term] = (uint8) (t + 1);
+	}
+	score = score_doc16(&s, filter, qidx, t16, w16, nnz, ordered);
+	pfree(filter);
+	if (qidx)
+		pfree(qidx);
+	return score;
+}
+
+/*
  * Score range r: every live document of it with a positive score after
  * the cursor is offered to the heap.  The document's elements are taken
  * in their (ascending, checked here) term order and the matching ones
@@ -413,9 +589,12 @@ score_range(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 		}
 		else
 		{
-			for (int i = 0; i < doc.nnz; i++)
-				score = score_elem(s, filter, qidx, doc.terms16[i],
-								   doc.w16[i], &prev, score);
+			bool		ordered;
+
+			score = score_doc16(s, filter, qidx, doc.terms16, doc.w16,
+								doc.nnz, &ordered);
+			if (!ordered)
+				range_corrupt(s, "a document of the forward copy is not in ascending term order");
 		}
 		s->counters->postings_decoded += doc.nnz;
 		s->counters->candidates++;
@@ -530,7 +709,7 @@ scratch_reserve(SpmRangeScratch *w, uint32 nranges)
 	if (w->filter == NULL)
 	{
 		w->filter = palloc(SPM_RANGE_FILTER_BITS / 8);
-		w->qidx = palloc(SPM_RANGE_FILTER_BITS);
+		w->qidx = palloc0(SPM_RANGE_FILTER_BITS + 4);
 	}
 	if (w->cap < nranges)
 	{

@@ -92,7 +92,8 @@ typedef struct SpmRangeScratch
 	uint16	   *bucket;			/* [cap] */
 	uint32	   *order;			/* [cap] */
 	uint64	   *filter;			/* [SPM_RANGE_FILTER_BITS / 64] */
-	uint8	   *qidx;			/* [SPM_RANGE_FILTER_BITS] */
+	uint8	   *qidx;			/* [SPM_RANGE_FILTER_BITS + 4]: a gather
+								 * reads 4 bytes from an entry */
 } SpmRangeScratch;
 
 #define SPM_RANGE_SCRATCH_KEEP	(4U << 20)

@@ -2238,6 +2238,7 @@ test_range_trials(void)
 		pfree(ref);
 		pfree(alive);
 	}
+	spm_test_range_avx2(true);
 	printf("range pruning: %lld scans, %lld of %lld ranges skipped; with a fallback, %d gave up, %d finished\n",
 		   (long long) nscans, (long long) skipped, (long long) windows,
 		   gave_up, finished);
@@ -2574,10 +2575,136 @@ test_range_add_dense(void)
 	spm_test_range_avx2(true);
 }
 
+/*
+ * The scoring of 16-bit forward-copy documents, with and without AVX2
+ * (where the CPU has it), with qidx and by binary search, against a
+ * brute force: the same score bit for bit (the matching products added in
+ * ascending term order from +0.0) and the same verdict on the order.
+ * Documents of 0 to 80 elements (past the vector width and its tails),
+ * query terms from 1 to 400 (past qidx's 255) over a narrow or the whole
+ * 16-bit vocabulary, weights with ties and mixed magnitudes, and now and
+ * then one element out of order or repeated, at any position.
+ */
+static void
+test_range_score16(void)
+{
+	SpmRangeTerm *terms = palloc(sizeof(SpmRangeTerm) * 400);
+	uint16		t16[96];
+	float		w16[96];
+	uint8	   *isq = palloc(65536);
+	double	   *qw = palloc(sizeof(double) * 65536);
+
+	for (int trial = 0; trial < 20000; trial++)
+	{
+		uint32		vocab = rnd_below(2) ? 30 + rnd_below(200) : 65536;
+		int			nq = 1 + (int) rnd_below(rnd_below(4) == 0 ? 400 : 40);
+		int32		nnz = (int32) rnd_below(81);
+		int			nt = 0;
+		int			flaw = rnd_below(4) == 0 ? (int) rnd_below(2) + 1 : 0;
+		int32		at = 0;
+		bool		want_ordered = true;
+		double		want = 0.0;
+
+		memset(isq, 0, 65536);
+		nnz = Min(nnz, (int32) vocab);
+		nq = Min(nq, (int) vocab);
+		/* query terms: distinct, then ascending */
+		while (nt < nq)
+		{
+			uint32		t = rnd_below(vocab);
+
+			if (isq[t])
+				continue;
+			isq[t] = 1;
+			nt++;
+		}
+		nt = 0;
+		for (uint32 t = 0; t < vocab; t++)
+			if (isq[t])
+			{
+				terms[nt].term = t;
+				terms[nt].q = rnd_below(4) == 0 ? 1.0 : exp((rnd_unit() - 0.5) * 8.0);
+				terms[nt].max_w = 1.0f;
+				terms[nt].dense = false;
+				terms[nt].nr = 0;
+				terms[nt].id = nt;
+				qw[t] = terms[nt].q;
+				nt++;
+			}
+
+		/* a document: ascending distinct terms, a third of them query terms */
+		{
+			uint32		t = rnd_below(Max(vocab / Max(nnz, 1), 1));
+
+			for (int32 i = 0; i < nnz; i++)
+			{
+				if (t >= vocab)
+				{
+					nnz = i;
+					break;
+				}
+				if (rnd_below(3) == 0 && nt > 0)
+				{
+					/* the next query term at or after t, if any */
+					for (int j = 0; j < nt; j++)
+						if (terms[j].term >= t)
+						{
+							t = terms[j].term;
+							break;
+						}
+				}
+				t16[i] = (uint16) t;
+				w16[i] = rnd_below(4) == 0 ? 0.5f :
+					(float) ldexp(rnd_unit() + 0.25, (int) rnd_below(40) - 20);
+				t += 1 + rnd_below(rnd_below(2) ? 3 : Max(vocab / Max(nnz, 1), 2));
+			}
+		}
+		/* a flaw: an element repeated, or one moved below its predecessor */
+		if (flaw && nnz >= 2)
+		{
+			at = 1 + (int32) rnd_below(nnz - 1);
+			t16[at] = flaw == 1 ? t16[at - 1] : (uint16) rnd_below((uint32) t16[at - 1] + 1);
+		}
+		for (int32 i = 0; i < nnz; i++)
+		{
+			if (i > 0 && t16[i] <= t16[i - 1])
+				want_ordered = false;
+			if (isq[t16[i]])
+				want = spv_score_add(want, qw[t16[i]], w16[i]);
+		}
+
+		for (int avx2 = 0; avx2 <= 1; avx2++)
+			for (int use_qidx = 0; use_qidx <= 1; use_qidx++)
+			{
+				bool		ordered = !want_ordered;
+				double		got;
+
+				if (use_qidx && nt > 255)
+					continue;
+				spm_test_range_avx2(avx2 == 1);
+				got = spm_test_range_score16(terms, nt, use_qidx == 1, t16, w16,
+											 nnz, &ordered);
+				CHECK(ordered == want_ordered,
+					  "score16 (avx2 %d qidx %d) nnz %d flaw %d at %d: ordered %d, want %d",
+					  avx2, use_qidx, nnz, flaw, at, ordered, want_ordered);
+				/* a document out of order is an error: its score does not matter */
+				if (want_ordered)
+					CHECK(memcmp(&got, &want, sizeof(double)) == 0,
+						  "score16 (avx2 %d qidx %d) nnz %d nq %d: %.17g, want %.17g",
+						  avx2, use_qidx, nnz, nt, got, want);
+			}
+	}
+	spm_test_range_avx2(true);
+	pfree(qw);
+	pfree(isq);
+	pfree(terms);
+}
+
 static void
 test_range_pruning(void)
 {
 	test_range_add_dense();
+	test_range_score16();
 	test_range_level();
 	test_range_usable();
 	test_range_trials();

@@ -41,6 +41,8 @@ typedef struct SpmTermInfo
 	SpmDictEntry entry;
 	uint32		ordinal;		/* position in the dictionary */
 	SpmTermData *data;			/* skip arrays, once loaded */
+	SpmTermData *brief;			/* entry and range only (SpmGetTermBrief),
+								 * once asked for */
 } SpmTermInfo;
 
 static MemoryContext cache_cxt = NULL;
@@ -456,6 +458,7 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 	info->found = have;
 	info->ordinal = ordinal;
 	info->data = NULL;
+	info->brief = NULL;
 	if (have)
 		info->entry = *entry;
 	return info;
@@ -531,7 +534,9 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 	pfree(skips);
 	spm_term_summarize(d->sum, nb, d->max_w, d->min_w, d->count);
 	memset(&d->range, 0, sizeof(SpmRangeDesc));
-	if (seg->hdr.flags & SPM_SEG_RANGES)
+	if (info->brief)
+		d->range = info->brief->range;
+	else if (seg->hdr.flags & SPM_SEG_RANGES)
 		SpmReadRangeDesc(index, seg, info->ordinal, info->entry.df, &d->range);
 
 	if (cxt == seg->cxt)
@@ -541,6 +546,38 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 		skip_cache_bytes += bytes;
 	}
 	return d;
+}
+
+/*
+ * What SpmGetTerm returns without the skip entries: the term's dictionary
+ * entry and range descriptor, nblocks -1 and the skip arrays NULL; or NULL
+ * if the segment has no posting for it.  What the policy and range pruning
+ * read, cached with the term's dictionary entry.  Loading every query
+ * term's skip entries for a segment that range pruning then answered made
+ * a new backend's first queries pay page faults for a skip cache they did
+ * not use (doc/decisions.md "Skip entries loaded when a traversal needs
+ * them").
+ */
+const SpmTermData *
+SpmGetTermBrief(Relation index, SpmSegment *seg, uint32 term)
+{
+	SpmTermInfo *info = lookup_term(index, seg, term);
+
+	if (!info->found)
+		return NULL;
+	if (info->data)
+		return info->data;
+	if (info->brief == NULL)
+	{
+		SpmTermData *b = MemoryContextAllocZero(seg->cxt, sizeof(SpmTermData));
+
+		b->entry = info->entry;
+		b->nblocks = -1;
+		if (seg->hdr.flags & SPM_SEG_RANGES)
+			SpmReadRangeDesc(index, seg, info->ordinal, info->entry.df, &b->range);
+		info->brief = b;
+	}
+	return info->brief;
 }
 
 /*

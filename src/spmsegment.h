@@ -69,7 +69,7 @@ typedef struct SpmSegment
 typedef struct SpmTermData
 {
 	SpmDictEntry entry;
-	int			nblocks;
+	int			nblocks;		/* -1: from SpmGetTermBrief, no skip arrays */
 	uint32	   *last;			/* last local docid of the block */
 	float4	   *max_w;
 	float4	   *min_w;
@@ -96,6 +96,8 @@ extern int	SpmReadSkips(Relation index, SpmSegment *seg,
 						 const SpmDictEntry *entry, SpmSkipEntry *out);
 extern const SpmTermData *SpmGetTerm(Relation index, SpmSegment *seg,
 									 uint32 term);
+extern const SpmTermData *SpmGetTermBrief(Relation index, SpmSegment *seg,
+										  uint32 term);
 extern void SpmGetTid(Relation index, SpmSegment *seg, uint32 local,
 					  ItemPointer tid, SpmPin *pin);
 extern void SpmReadBitsetPage(Relation index, SpmSegment *seg, bool nulls,

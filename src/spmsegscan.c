@@ -187,7 +187,8 @@ range_scratch_get(void)
 typedef struct SegTerms
 {
 	int			n;				/* query terms the segment has */
-	const SpmTermData **data;	/* [n] their cached skip entries */
+	const SpmTermData **data;	/* [n] their entries and range descriptors
+								 * (SpmGetTermBrief: no skip arrays) */
 	int		   *qi;				/* [n] their index in the query */
 	double		postings;		/* sum of their df */
 } SegTerms;
@@ -203,7 +204,7 @@ seg_terms(Relation index, SpmSegment *seg, const SparseVector *q,
 	st->qi = palloc(Max(q->nnz, 1) * sizeof(int));
 	for (int i = 0; i < q->nnz; i++)
 	{
-		const SpmTermData *d = SpmGetTerm(index, seg, (uint32) q->indices[i]);
+		const SpmTermData *d = SpmGetTermBrief(index, seg, (uint32) q->indices[i]);
 
 		if (d == NULL)
 			continue;
@@ -234,8 +235,14 @@ setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 
 	for (int i = 0; i < n; i++)
 	{
-		const SpmTermData *d = st->data[i];
+		/* the skip entries, loaded now (SpmGetTermBrief left them out) */
+		const SpmTermData *d = SpmGetTerm(index, seg,
+										  (uint32) sq->query->indices[st->qi[i]]);
 		SpmQueryTerm *term = &terms[i];
+
+		if (d == NULL || d->nblocks < 0)
+			elog(ERROR, "sparse_maxscore: term %d of the query lost its skip entries",
+				 sq->query->indices[st->qi[i]]);
 
 		term->q = qv[st->qi[i]];
 		term->nblocks = d->nblocks;

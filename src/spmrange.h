@@ -81,7 +81,7 @@ typedef void (*SpmRangeEnd) (void *arg, uint32 r);
  * arrays in cxt to the segment's ranges and initializes what it reads, so
  * their contents between calls, including after an error, do not matter;
  * after a call it frees the per-range arrays if they have room for more
- * than SPM_RANGE_SCRATCH_KEEP ranges (about 10 bytes a range).  One call
+ * than SPM_RANGE_SCRATCH_KEEP ranges (about 14 bytes a range).  One call
  * at a time.
  */
 typedef struct SpmRangeScratch
@@ -91,6 +91,7 @@ typedef struct SpmRangeScratch
 	float	   *ub;				/* [cap] bounds */
 	uint16	   *bucket;			/* [cap] */
 	uint32	   *order;			/* [cap] */
+	uint32	   *band;			/* [cap] */
 	uint64	   *filter;			/* [SPM_RANGE_FILTER_BITS / 64] */
 	uint8	   *qidx;			/* [SPM_RANGE_FILTER_BITS + 4]: a gather
 								 * reads 4 bytes from an entry */

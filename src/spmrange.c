@@ -381,26 +381,24 @@ score_elem(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 }
 
 /*
- * The score of a document of a 16-bit forward copy (terms t16[nnz],
- * weights w16[nnz]), as score_elem adds it up; *ordered is cleared if its
- * terms do not strictly ascend (the caller reports the corruption).  Every
- * term is below SPM_FILTER_BITS, so a set filter bit is a query term, and
- * qidx (when there is one) names it.
+ * Elements i .. nnz - 1 of a document of a 16-bit forward copy (terms
+ * t16[nnz], weights w16[nnz]) added to score as score_elem adds them;
+ * *ok is cleared if a term is not above the one before it.  Every term is
+ * below SPM_FILTER_BITS, so a set filter bit is a query term, and qidx
+ * (when there is one) names it.
  */
-static double
-score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
-				   const uint8 *qidx, const uint16 *t16, const float *w16,
-				   int32 nnz, bool *ordered)
+static inline double
+score_doc16_from(const SpmRangeScan *s, const uint64 *filter,
+				 const uint8 *qidx, const uint16 *t16, const float *w16,
+				 int32 i, int32 nnz, double score, bool *ok)
 {
-	double		score = 0.0;
-	int32		prev = -1;
-	bool		ok = true;
+	int32		prev = i > 0 ? t16[i - 1] : -1;
 
-	for (int32 i = 0; i < nnz; i++)
+	for (; i < nnz; i++)
 	{
 		int32		t = t16[i];
 
-		ok &= t > prev;
+		*ok &= t > prev;
 		prev = t;
 		if (spv_filter_has(filter, (uint32) t))
 		{
@@ -411,6 +409,22 @@ score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
 				score = spv_score_add(score, s->terms[j].q, w16[i]);
 		}
 	}
+	return score;
+}
+
+/*
+ * The score of a document of a 16-bit forward copy; *ordered is cleared
+ * if its terms do not strictly ascend (the caller reports the corruption).
+ */
+static double
+score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
+				   const uint8 *qidx, const uint16 *t16, const float *w16,
+				   int32 nnz, bool *ordered)
+{
+	bool		ok = true;
+	double		score = score_doc16_from(s, filter, qidx, t16, w16, 0, nnz,
+										 0.0, &ok);
+
 	*ordered = ok;
 	return score;
 }
@@ -423,7 +437,7 @@ score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
  * the query terms among them (few) are added, in ascending lane order, so
  * the additions and their order, and the score's bits, are the scalar
  * loop's.  The order check compares each lane with the next element, so a
- * vector step needs nine elements; the scalar loop finishes the last few.
+ * vector step needs nine elements; score_doc16_from finishes the last few.
  * Gathering qidx beat gathering the filter and then reading qidx per hit
  * (doc/decisions.md "Scoring eight forward-copy elements at a time").
  */
@@ -435,7 +449,6 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 {
 	double		score = 0.0;
 	int32		i = 0;
-	int32		prev;
 	bool		ok;
 	__m256i		bad = _mm256_setzero_si256();
 	const __m256i low5 = _mm256_set1_epi32(31);
@@ -494,22 +507,7 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 		}
 	}
 	ok = _mm256_testz_si256(bad, bad) != 0;
-	prev = i > 0 ? t16[i - 1] : -1;
-	for (; i < nnz; i++)
-	{
-		int32		t = t16[i];
-
-		ok &= t > prev;
-		prev = t;
-		if (spv_filter_has(filter, (uint32) t))
-		{
-			int			j = qidx ? (int) qidx[t] - 1 :
-				find_term(s->terms, s->nterms, (uint32) t);
-
-			if (j >= 0)
-				score = spv_score_add(score, s->terms[j].q, w16[i]);
-		}
-	}
+	score = score_doc16_from(s, filter, qidx, t16, w16, i, nnz, score, &ok);
 	*ordered = ok;
 	return score;
 }

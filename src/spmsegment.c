@@ -551,7 +551,8 @@ SpmGetTerm(Relation index, SpmSegment *seg, uint32 term)
 /*
  * What SpmGetTerm returns without the skip entries: the term's dictionary
  * entry and range descriptor, nblocks -1 and the skip arrays NULL; or NULL
- * if the segment has no posting for it.  What the policy and range pruning
+ * if the segment has no posting for it.  A segment without range data, or
+ * a term already loaded, gets SpmGetTerm's whole entry.  What the policy and range pruning
  * read, cached with the term's dictionary entry.  Loading every query
  * term's skip entries for a segment that range pruning then answered made
  * a new backend's first queries pay page faults for a skip cache they did
@@ -567,6 +568,9 @@ SpmGetTermBrief(Relation index, SpmSegment *seg, uint32 term)
 		return NULL;
 	if (info->data)
 		return info->data;
+	/* without range data every algorithm reads the skip entries */
+	if (!(seg->hdr.flags & SPM_SEG_RANGES))
+		return SpmGetTerm(index, seg, term);
 	if (info->brief == NULL)
 	{
 		SpmTermData *b = MemoryContextAllocZero(seg->cxt, sizeof(SpmTermData));

@@ -188,7 +188,8 @@ typedef struct SegTerms
 {
 	int			n;				/* query terms the segment has */
 	const SpmTermData **data;	/* [n] their entries and range descriptors
-								 * (SpmGetTermBrief: no skip arrays) */
+								 * (SpmGetTermBrief: skip arrays only if
+								 * loaded, or without range data) */
 	int		   *qi;				/* [n] their index in the query */
 	double		postings;		/* sum of their df */
 } SegTerms;
@@ -235,11 +236,12 @@ setup_traverse(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 
 	for (int i = 0; i < n; i++)
 	{
-		/* the skip entries, loaded now (SpmGetTermBrief left them out) */
-		const SpmTermData *d = SpmGetTerm(index, seg,
-										  (uint32) sq->query->indices[st->qi[i]]);
+		const SpmTermData *d = st->data[i];
 		SpmQueryTerm *term = &terms[i];
 
+		/* the skip entries, loaded now where SpmGetTermBrief left them out */
+		if (d->nblocks < 0)
+			d = SpmGetTerm(index, seg, (uint32) sq->query->indices[st->qi[i]]);
 		if (d == NULL || d->nblocks < 0)
 			elog(ERROR, "sparse_maxscore: term %d of the query lost its skip entries",
 				 sq->query->indices[st->qi[i]]);

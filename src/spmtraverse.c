@@ -123,6 +123,22 @@ StaticAssertDecl(sizeof(SpmTermCursor) == 192,
  */
 #define SPM_PREDICT_STRIDE	8
 
+/*
+ * window_is_sparse: at most one posting per SPM_SPARSE_RATIO docids
+ * (test/unit builds it with 1 too: every window sparse)
+ */
+#ifndef SPM_SPARSE_RATIO
+#define SPM_SPARSE_RATIO	4
+#endif
+
+/*
+ * Entries of the samples array: offer_window keeps one per
+ * SPM_PREDICT_STRIDE docids, offer_touched up to one per posting of a
+ * sparse window (and writes one further)
+ */
+#define SPM_SAMPLES_CAP \
+	(SPM_WINDOW / Min(SPM_PREDICT_STRIDE, SPM_SPARSE_RATIO) + 1)
+
 struct SpmTraverseState
 {
 	SpmTraverse t;				/* a copy of the caller's part (one load
@@ -140,9 +156,9 @@ struct SpmTraverseState
 								 * offsets added to, in the order listed
 								 * (TAAT_LIST, TAAT_MARK) */
 	uint32		ntl;			/* offsets in tlist; 0 between windows */
-	double	   *samples;		/* [SPM_WINDOW / SPM_PREDICT_STRIDE + 1]: the
-								 * window's sampled scores, for the
-								 * candidate prediction (offer_window) */
+	double	   *samples;		/* [SPM_SAMPLES_CAP]: the window's sampled
+								 * scores, for the candidate prediction
+								 * (offer_window, offer_touched) */
 	int		   *order;			/* [nterms] */
 	uint8	   *seen;			/* every term's seen bitmap, one array */
 	uint32		next;			/* next window start (spm_window_scores) */
@@ -640,8 +656,8 @@ pool_parts(char *base, int nterms, int64 seenbytes, PoolParts *parts)
 	parts->touched = pool_cut(&pc, SPM_WINDOW / 64 * sizeof(uint64));
 	/* one more: taat stores an offset before it knows whether it is new */
 	parts->tlist = pool_cut(&pc, (SPM_WINDOW + 1) * sizeof(uint16));
-	/* one more: offer_touched stores before it knows whether to keep */
-	parts->samples = pool_cut(&pc, (SPM_WINDOW / SPM_PREDICT_STRIDE + 1) * sizeof(double));
+	/* offer_touched stores one entry past the ones it keeps */
+	parts->samples = pool_cut(&pc, SPM_SAMPLES_CAP * sizeof(double));
 	parts->terms = pool_cut(&pc, n * sizeof(SpmTermCursor));
 	parts->order = pool_cut(&pc, n * sizeof(int));
 	parts->blockbufs = pool_cut(&pc, (Size) n * 4 * SPM_BLOCK_POSTINGS * sizeof(uint32));
@@ -865,12 +881,14 @@ predict_threshold(SpmTraverseState *s, int npresent, double *thr)
 
 /*
  * The prediction from the window's samples: its documents at every
- * SPM_PREDICT_STRIDE-th offset, nsamples of them, of which the first
- * ngiven are in samples (the others were not reached by any posting and
- * hold 0).  A rate for a cost estimate: every 8th document is enough
- * (2,048 of a full window), and a pass over all of them was a visible part
- * of a query (doc/decisions.md, "MaxScore's candidate prediction samples
- * every 8th document").
+ * SPM_PREDICT_STRIDE-th offset, nsamples of them.  samples[0 .. ngiven)
+ * holds the score of each that a posting reached, once, and any number
+ * of zeros besides (an offset listed twice, or not reached: offer_touched,
+ * offer_window); every sample not given as a non-zero score is 0.  A rate
+ * for a cost estimate: every 8th document is enough (2,048 of a full
+ * window), and a pass over all of them was a visible part of a query
+ * (doc/decisions.md, "MaxScore's candidate prediction samples every 8th
+ * document").
  */
 static void
 predict_candidates(SpmTraverseState *s, const double *samples, uint32 ngiven,
@@ -878,13 +896,18 @@ predict_candidates(SpmTraverseState *s, const double *samples, uint32 ngiven,
 {
 	double		thr;
 	int64		count = 0;
+	int64		nonzero = 0;
 
 	if (nsamples == 0 || !predict_threshold(s, npresent, &thr))
 		return;
 	for (uint32 i = 0; i < ngiven; i++)
-		count += samples[i] >= thr;
+	{
+		count += (samples[i] >= thr) & (samples[i] != 0.0);
+		nonzero += samples[i] != 0.0;
+	}
+	Assert(nonzero <= nsamples);
 	if (0.0 >= thr)
-		count += nsamples - ngiven;
+		count += nsamples - nonzero;
 	s->cand_rate = (double) count / nsamples;
 }
 
@@ -990,11 +1013,6 @@ typedef struct SpmWindowPlan
  * past the limit, so a dense window costs at most n / SPM_SPARSE_RATIO
  * postings' worth of block counts.
  */
-/* test/unit builds it with 1 too (every window sparse) */
-#ifndef SPM_SPARSE_RATIO
-#define SPM_SPARSE_RATIO	4
-#endif
-
 static bool
 window_is_sparse(SpmTraverseState *s, uint32 a, uint32 b)
 {
@@ -1291,11 +1309,13 @@ offer_window(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
  * ended at unpredictable places, a branch mispredicted every few
  * documents (doc/decisions.md "Sparse windows visit a list").  The order
  * does not matter: the heap's order is total.  An offset listed twice
- * reads 0 the second time, which is neither offered, nor counted, nor
- * kept as a sample; the candidate prediction counts a 0 as it counts an
- * unlisted offset, so it is the same sample as offer_window's (every
- * SPM_PREDICT_STRIDE-th offset, whose score is 0 unless kept) and never
- * more than the samples array holds.
+ * reads 0 the second time, which is neither offered nor counted; as a
+ * sample it is a 0, which the candidate prediction counts as it counts an
+ * unlisted offset, so the prediction sees the same sample as
+ * offer_window's (every SPM_PREDICT_STRIDE-th offset, whose score is 0
+ * unless a posting reached it).  A sparse window lists at most one offset
+ * a posting, at most SPM_WINDOW / SPM_SPARSE_RATIO (window_is_sparse), so
+ * the samples never pass SPM_SAMPLES_CAP.
  */
 static void
 offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
@@ -1315,14 +1335,22 @@ offer_touched(SpmTraverseState *s, uint32 a, uint32 n, int npresent)
 
 		acc[off] = 0.0;
 		scored += (x != 0.0);
+
+		/*
+		 * kept by its offset alone, whatever x: a count that waited for x
+		 * made every store here wait for the load of acc[off], about a
+		 * tenth of a keyword query on real text (doc/decisions.md "Sparse
+		 * windows sample by offset")
+		 */
 		samples[nsampled] = x;
-		nsampled += (off % SPM_PREDICT_STRIDE == 0) & (x != 0.0);
+		nsampled += off % SPM_PREDICT_STRIDE == 0;
 		if (x >= theta && x != 0.0)
 		{
 			consider(s, a + off, x);
 			theta = threshold(s);
 		}
 	}
+	Assert(nsampled < SPM_SAMPLES_CAP);
 	s->ntl = 0;
 	s->t.counters->candidates += scored;
 	if (npresent > 0)

@@ -1053,32 +1053,9 @@ SpmReadDictPage(Relation index, SpmSegment *seg, uint32 pageno,
 }
 
 /*
- * Ask for every cache line of a block about to be decoded at once, so
- * that the misses overlap instead of coming one by one as the decoder
- * reaches them.  A block of count postings takes about 5.2 bytes per
- * posting with raw float4 weights and about 2.2 with 1-byte weights
- * (format 5, "Quantized weights" in README); count * 6 + 16 covers both
- * but blocks of far-apart docids (on a quantized block it asks for more
- * than the block, which costs a few hints), and avail keeps the prefetch
- * inside the page.  On large indexes a query's posting
- * blocks come from DRAM, not the CPU caches, and the prefetch lowered the
- * backend's CPU time per query (doc/decisions.md, "Prefetching a posting
- * block").  A prefetch never faults, so a damaged count costs nothing but
- * the hint.
- */
-static inline void
-prefetch_block(const char *block, int avail, int count)
-{
-	int			n = Min(avail, count * 6 + 16);
-
-	for (int i = 0; i < n; i += 64)
-		__builtin_prefetch(block + i);
-}
-
-/*
  * Pin (keeping the pin between calls) and share-lock the posting page
  * blkno; return the block at off, of count postings, and the bytes
- * available from it, its cache lines already requested (prefetch_block).
+ * available from it, its cache lines already requested (spm_block_prefetch).
  * The page is checked when first pinned, and on every call on a hot
  * standby (README "Page recycling").
  */
@@ -1109,7 +1086,7 @@ lock_posting_block(Relation index, SpmSegment *seg, BlockNumber blkno,
 		return NULL;
 	}
 	*avail = lower - off;
-	prefetch_block((const char *) page + off, *avail, count);
+	spm_block_prefetch((const char *) page + off, *avail, count);
 	return (const char *) page + off;
 }
 

@@ -97,7 +97,12 @@ unit_read_block(const UnitBlocks *blocks, const SpmQueryTerm *term, int b,
 {
 	int16		exp;
 
-	/* as the server's read_block: lower ends for a negative query weight */
+	/*
+	 * as the server's read_block: its cache lines asked for at once, lower
+	 * ends for a negative query weight
+	 */
+	spm_block_prefetch(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
+					   term->count[b]);
 	if (!spm_block_decode_bounds(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
 								 term->count[b], term->last[b], term->q < 0,
 								 docids, weights, &exp))
@@ -111,6 +116,8 @@ void
 unit_accumulate_block(const UnitBlocks *blocks, const SpmQueryTerm *term,
 					  int b, double q, double *acc, uint32 base)
 {
+	spm_block_prefetch(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
+					   term->count[b]);
 	if (!spm_block_accumulate(blocks->enc[term->blkno[b]], SPM_BLOCK_MAX_BYTES,
 							  term->count[b], term->last[b], q, acc, base,
 							  SPM_WINDOW - 1))

@@ -493,7 +493,7 @@ report_plots() {
 # bench/lib/touch.sh)
 touch_report() {	# touch_report TIER
 	[ -f "$DIR/touch.tsv" ] && grep -q "^$1	" "$DIR/touch.tsv" || return 0
-	echo "What a query reads (\`--cold\`, bench/lib/touch.sh): the \`index\` statement once per recall query, first in the pass after the restart, then warm after the arms; mean blocks per statement, hit in shared buffers / read from outside them (the OS page cache or the disk), over all of them and over the slowest tenth. The index's hits leave out pins through ReadRecentBuffer, which PostgreSQL does not count."
+	echo "What a query reads (bench/lib/touch.sh): the \`index\` statement one query at a time; \`cold\`: once per recall query in the pass after the restart (\`--cold\`); \`settle\`: once per query of the set after pg_prewarm, before the arms (with \`--cold\`, or when the relations did not fit in shared buffers); \`warm\`: once per recall query after the arms (\`--cold\`); mean blocks per statement, hit in shared buffers / read from outside them (the OS page cache or the disk), over all of them and over the slowest tenth. The index's hits leave out pins through ReadRecentBuffer, which PostgreSQL does not count."
 	echo
 	echo "| pass | queries | p50 ms | p99 ms | of them | index | heap | TOAST | query table | index's share of the reads |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -2,8 +2,9 @@
 # --cold; sourced by bench/run).  Issue 38 item 4: besides the index, a
 # query reads the heap pages of the rows the executor rechecks and returns
 # (and their TOAST, for vectors stored out of line) and the query table's
-# row; how much of each, when nothing is cached (the first pass) and after
-# pg_prewarm (a warm pass).
+# row; how much of each, when nothing is cached (the first pass), right
+# after pg_prewarm (the settling pass, which also fills the cache for the
+# arms where pg_prewarm could not) and after the arms (a warm pass).
 #
 # touch_script SET N FILE [warm]   the `index` statement (LIMIT 10, defaults) for
 #     the first N queries of SET, each in a transaction between two reads of
@@ -104,6 +105,40 @@ touch_summary() {	# touch_summary TIER PASS DIR
 			for (i = 2; i <= 9; i++) printf "\t%.1f", a[i] / NR
 			for (i = 2; i <= 9; i++) printf "\t%.1f", s[i] / (NR - slow + 1)
 			printf "\n" }' >>"$WORK/touch.tsv"
+}
+
+# The settling pass: after pg_prewarm and before the arms, every query of
+# the first set once through the `index` statement, one at a time (psql),
+# counted like the other passes.  It runs with --cold, and whenever the
+# relations did not fit in shared buffers (load_prewarm: PREWARM_ALL),
+# where pg_prewarm's pass over an index larger than shared buffers evicts
+# its own first part and the first arm measured would otherwise pay for
+# moving into memory what the queries need (doc/benchmarks.md "The first
+# arm after pg_prewarm").  Its p50 and p99 are the report's line "after
+# pg_prewarm" in "What a query reads": what the first queries after a
+# prewarm cost; the arms then measure the cache the queries keep.
+touch_settle() {	# touch_settle TIER
+	local tier=$1 set=${QSETS[0]} d=$WORK/t$1/touch_settle n why
+	[ "$TIER_AM" = 1 ] || return 0
+	if [ "$PREWARM_ALL" != t ]; then
+		why="the relations did not fit in shared_buffers"
+	elif [ "$COLD" = 1 ]; then
+		why="--cold"
+	else
+		return 0
+	fi
+	n=$(set_nq "$set")
+	mkdir -p "$d"
+	log "settle the cache ($why): $n $set queries once each"
+	if ! touch_script "$set" "$n" "$d/touch.sql" warm ||
+		! PGOPTIONS="$BASE_PGOPTIONS" sql -f "$d/touch.sql" >"$d/touch.out" 2>"$d/touch.err" ||
+		! touch_parse "$d/touch.out" "$d" || [ "$(wc -l <"$d/log")" != "$n" ]; then
+		NOTES+=("docs=$tier: the settling pass after pg_prewarm failed: $(head -n 1 "$d/touch.err" 2>/dev/null)")
+		FAILED=1
+		return 0
+	fi
+	touch_summary "$tier" settle "$d"
+	NOTES+=("docs=$tier: after pg_prewarm and before the arms ($why), every \`$set\` query once through the \`index\` statement, one at a time: the pass \"after pg_prewarm\" of \"What a query reads\"; the arms are measured after it")
 }
 
 # The warm pass: after the arms, the same statements once more with

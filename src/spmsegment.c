@@ -691,6 +691,49 @@ SpmLockStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
 	return PageGetContents(page) + within;
 }
 
+/*
+ * Ask the OS for the pages of one of the segment's byte streams that hold
+ * bytes [x, x + len) (clipped to the stream), so that their reads overlap
+ * instead of waiting one by one when SpmLockStream reaches them.  A page
+ * this backend has found in shared buffers before (its recent slot is
+ * set) is taken to be there still and costs nothing; for the others,
+ * PrefetchBuffer looks the page up and, if it is in shared buffers,
+ * remembers where for the pin, else starts its read (posix_fadvise).  On a
+ * warm cache this is a few array reads per page (doc/decisions.md
+ * "Prefetching range data").
+ */
+void
+SpmPrefetchStream(Relation index, SpmSegment *seg, SpmStreamKind kind,
+				  uint64 x, uint64 len)
+{
+	const BlockNumber *pages;
+	uint32		npages;
+	uint64		total;
+	SpmPageType type;
+	uint64		first;
+	uint64		last;
+
+	stream_of(seg, kind, &pages, &npages, &total, &type);
+	if (len == 0 || x >= total || RelationUsesLocalBuffers(index))
+		return;
+	len = Min(len, total - x);
+	first = x / SPM_PAGE_CONTENT;
+	last = Min((x + len - 1) / SPM_PAGE_CONTENT, (uint64) npages - 1);
+	if (seg->recent[kind] == NULL)
+		seg->recent[kind] = MemoryContextAllocZero(seg->cxt,
+												   (Size) npages * sizeof(Buffer));
+	for (uint64 pi = first; pi <= last; pi++)
+	{
+		PrefetchBufferResult res;
+
+		if (seg->recent[kind][pi] != InvalidBuffer)
+			continue;
+		res = PrefetchBuffer(index, MAIN_FORKNUM, pages[pi]);
+		if (BufferIsValid(res.recent_buffer))
+			seg->recent[kind][pi] = res.recent_buffer;
+	}
+}
+
 /* copy len bytes from byte x of one of the segment's byte streams */
 void
 SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,

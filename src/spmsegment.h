@@ -120,6 +120,8 @@ extern void SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind,
 extern const char *SpmLockStream(Relation index, SpmSegment *seg,
 								 SpmStreamKind kind, uint64 x, uint32 *avail,
 								 SpmPin *pin);
+extern void SpmPrefetchStream(Relation index, SpmSegment *seg,
+							  SpmStreamKind kind, uint64 x, uint64 len);
 extern uint64 SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos,
 							  uint32 nnz, SpmFwdElem *out, SpmPin *pin);
 extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,

@@ -555,7 +555,7 @@ report_md() {
 			[ -s "$MIXED_FILE" ] &&
 				echo "(Except in the mixed read/write arm, which inserts: its rows/s would be lower with durable commits, with and without the index.)"
 		fi
-		echo "All relations were read into shared buffers with pg_prewarm before measuring; each arm answered its"
+		echo "All relations were read into shared buffers with pg_prewarm before measuring (where they did not fit, the notes say what was, and the settling pass answered every query once after it); each arm answered its"
 		if [ "$WARMUP" -gt 0 ]; then
 			echo "recall queries, and every arm but the seq scans ran pgbench for $WARMUP s at one client (not measured), before its measured runs."
 		else

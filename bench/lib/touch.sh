@@ -114,9 +114,9 @@ touch_summary() {	# touch_summary TIER PASS DIR
 # where pg_prewarm's pass over an index larger than shared buffers evicts
 # its own first part and the first arm measured would otherwise pay for
 # moving into memory what the queries need (doc/benchmarks.md "The first
-# arm after pg_prewarm").  Its p50 and p99 are the report's line "after
-# pg_prewarm" in "What a query reads": what the first queries after a
-# prewarm cost; the arms then measure the cache the queries keep.
+# arm after pg_prewarm").  Its p50 and p99 are the row `settle` of the
+# report's "What a query reads": what the first queries after a prewarm
+# cost; the arms then measure the cache the queries keep.
 touch_settle() {	# touch_settle TIER
 	local tier=$1 set=${QSETS[0]} d=$WORK/t$1/touch_settle n why
 	[ "$TIER_AM" = 1 ] || return 0
@@ -138,7 +138,7 @@ touch_settle() {	# touch_settle TIER
 		return 0
 	fi
 	touch_summary "$tier" settle "$d"
-	NOTES+=("docs=$tier: after pg_prewarm and before the arms ($why), every \`$set\` query once through the \`index\` statement, one at a time: the pass \"after pg_prewarm\" of \"What a query reads\"; the arms are measured after it")
+	NOTES+=("docs=$tier: after pg_prewarm and before the arms ($why), every \`$set\` query once through the \`index\` statement, one at a time: the pass \`settle\` of \"What a query reads\"; the arms are measured after it")
 }
 
 # The warm pass: after the arms, the same statements once more with

@@ -14,9 +14,10 @@ SELECT i, CASE WHEN r < 0.03 THEN NULL
 	WHEN r < 0.06 THEN '{}/1000'
 	ELSE spm_rand_sv(1000, 1 + (random() * 20)::int, 950, 0.1, r < 0.4) END
 FROM (SELECT i, random() AS r FROM generate_series(1, 10000) i) s;
--- ranges = on keeps exact weights (no executor rescoring), so that the
--- rows the scan returns can be predicted from the exact scores below
-CREATE INDEX spm_fd_idx ON spm_fd USING sparse_maxscore (v) WITH (ranges = on);
+-- ranges = on with quantize = off keeps exact weights (no executor
+-- rescoring), so that the rows the scan returns can be predicted from the
+-- exact scores below
+CREATE INDEX spm_fd_idx ON spm_fd USING sparse_maxscore (v) WITH (ranges = on, quantize = off);
 
 CREATE TABLE spm_fd_q (qid int, q sparsevec);
 INSERT INTO spm_fd_q VALUES

@@ -298,7 +298,11 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 	uint64		elems = 0;
 	int32		cap = 256;
 	SpmFwdElem *buf = palloc(cap * sizeof(SpmFwdElem));
-	bool		fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
+	SpmTermQuant *tq = NULL;
+
+	/* format 6: codes decode to the upper ends the blocks decode to */
+	if (seg->hdr.flags & SPM_SEG_FWDQ)
+		tq = SpmLoadTermQuant(index, seg);
 
 	*hash = 0;
 	for (uint32 d = 0; d < seg->hdr.ndocs; d++)
@@ -311,7 +315,7 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 						seg->segment_id, d / SPM_RANGE_DOCS, d);
 		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, sizeof(uint32), &nnz, &pin);
 		pos += sizeof(uint32);
-		if (spm_fwd_elems_bytes(fwd16, nnz) > seg->hdr.fwd_bytes - pos)
+		if (spm_fwd_doc_bytes(seg->hdr.flags, nnz) > seg->hdr.fwd_bytes - pos)
 			verify_fail(index, "segment %u document %u of the forward copy is too long",
 						seg->segment_id, d);
 		if (nnz > 0 && bitset_get(nulls, d))
@@ -322,7 +326,7 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 			cap = Max((int32) nnz, 2 * cap);
 			buf = repalloc(buf, cap * sizeof(SpmFwdElem));
 		}
-		pos = SpmReadFwdElems(index, seg, pos, nnz, buf, &pin);
+		pos = SpmReadFwdElems(index, seg, pos, nnz, buf, &pin, tq);
 
 		/*
 		 * L2: a document's last element is its norm posting, with the
@@ -344,7 +348,9 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 		{
 			if ((i > 0 && buf[i].term <= buf[i - 1].term) ||
 				(seg->hdr.dims > 0 && buf[i].term >= (uint32) seg->hdr.dims) ||
-				buf[i].w == 0.0f || isnan(buf[i].w) || isinf(buf[i].w))
+				/* format 6: the upper end of a negative weight's cell may be 0 */
+				(buf[i].w == 0.0f && tq == NULL) ||
+				isnan(buf[i].w) || isinf(buf[i].w))
 				verify_fail(index, "segment %u document %u of the forward copy is not canonical",
 							seg->segment_id, d);
 			*hash += posting_hash(d, buf[i].term, buf[i].w);
@@ -359,6 +365,8 @@ verify_forward(VerifyState *vs, SpmSegment *seg, const uint8 *nulls,
 					seg->segment_id, pos, seg->hdr.fwd_bytes);
 	SpmUnpin(&pin);
 	pfree(buf);
+	if (tq)
+		pfree(tq);
 	return elems;
 }
 
@@ -537,6 +545,9 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 							seg->segment_id, e->term, meta->dims);
 			if (l2 && e->term == l2_term)
 				l2_df = e->df;
+			if (!SpmDictEntryQuantOk(seg, e))
+				verify_fail(index, "segment %u term %u has invalid dictionary flags %04x",
+							seg->segment_id, e->term, e->flags);
 			anyterm = true;
 			prevterm = e->term;
 			nterms++;
@@ -571,13 +582,17 @@ verify_segment(VerifyState *vs, const SpmMetaPageData *meta, int s)
 				if (l2 && e->term == l2_term && exp != SPM_QEXP_EXACT)
 					verify_fail(index, "segment %u block %d of the norm postings is quantized",
 								seg->segment_id, b);
+				/* format 6: every block at the term's exponent */
+				if ((seg->hdr.flags & SPM_SEG_FWDQ) && exp != spm_dict_qexp(e))
+					verify_fail(index, "segment %u term %u block %d is not quantized at its term's exponent",
+								seg->segment_id, e->term, b);
 				if (exp == SPM_QEXP_EXACT)
 					memcpy(los, ws, skips[b].count * sizeof(float));
 				else
 				{
 					int16		exp2;
 
-					if (ranges)
+					if (ranges && !(seg->hdr.flags & SPM_SEG_FWDQ))
 						verify_fail(index, "segment %u term %u block %d is quantized in a segment with range data",
 									seg->segment_id, e->term, b);
 					if (!(seg->hdr.flags & SPM_SEG_QUANT))

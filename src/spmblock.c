@@ -558,26 +558,6 @@ spm_block_size(const char *block, int avail)
 }
 
 /*
- * 2^e as a float4, for e in [SPM_QEXP_MIN, SPM_QEXP_MAX] (spm_block_size
- * checked it): ldexpf's value, from its bits (a call to ldexpf cost 45
- * instructions a block).
- */
-static inline float
-pow2f(int e)
-{
-	uint32		bits;
-	float		f;
-
-	Assert(e >= SPM_QEXP_MIN && e <= SPM_QEXP_MAX);
-	if (e >= -126)
-		bits = (uint32) (e + 127) << 23;	/* normal */
-	else
-		bits = (uint32) 1 << (e + 149); /* subnormal */
-	memcpy(&f, &bits, sizeof(f));
-	return f;
-}
-
-/*
  * The weights of a block that spm_block_size accepted, into w[]: raw
  * ones as stored, quantized ones as the upper (or, lower = true, the
  * lower) ends of their cells; *exp gets the block's exponent, or
@@ -606,7 +586,7 @@ block_weights(const char *block, const SpmBlockHeader *hdr, bool lower,
 		float		bias;
 
 		memcpy(&q, wp, sizeof(q));
-		scale = pow2f(q.exp);
+		scale = spm_pow2f(q.exp);
 		b = q.base - (lower ? 1 : 0);
 
 		/*
@@ -780,7 +760,7 @@ block_products(const char *block, const SpmBlockHeader *hdr, bool lower,
 		float		bias;
 
 		memcpy(&qt, wp, sizeof(qt));
-		scale = pow2f(qt.exp);
+		scale = spm_pow2f(qt.exp);
 		/* as in block_weights: exact in float4 */
 		bias = (float) (qt.base - (lower ? 1 : 0)) * scale;
 #ifdef __SSE2__

@@ -60,6 +60,8 @@
 #ifndef SPMBLOCK_H
 #define SPMBLOCK_H
 
+#include <math.h>
+
 #define SPM_BLOCK_POSTINGS	128
 
 typedef struct SpmBlockHeader
@@ -119,6 +121,43 @@ extern bool spm_block_last_docid(const char *block, int avail, int count,
 								 uint32 *last);
 extern bool spm_quantize(const float *weights, const int16 *exps, int count,
 						 int16 *exp, int32 *base, int *codes);
+
+/*
+ * 2^e as a float4, for e in [SPM_QEXP_MIN, SPM_QEXP_MAX]: ldexpf's value,
+ * from its bits (a call to ldexpf cost 45 instructions a block).
+ */
+static inline float
+spm_pow2f(int e)
+{
+	uint32		bits;
+	float		f;
+
+	Assert(e >= SPM_QEXP_MIN && e <= SPM_QEXP_MAX);
+	if (e >= -126)
+		bits = (uint32) (e + 127) << 23;	/* normal */
+	else
+		bits = (uint32) 1 << (e + 149); /* subnormal */
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/*
+ * The cell n = ceil(w / 2^e) of a weight (or of the upper end of a cell of
+ * an exponent <= e) at exponent e, computed exactly in double; its upper
+ * end is n * 2^e, which spm_qupper gives as every decoder computes it
+ * (exact in float4 while |n| < SPM_QBASE_LIMIT).
+ */
+static inline int32
+spm_qcell(float w, int e)
+{
+	return (int32) ceil(ldexp((double) w, -e));
+}
+
+static inline float
+spm_qupper(int32 n, int e)
+{
+	return (float) n * spm_pow2f(e);
+}
 
 /*
  * Ask for every cache line of a block about to be decoded at once, so

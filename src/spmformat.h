@@ -25,11 +25,13 @@
  * ----------------------------------------------------------------
  */
 #define SPM_MAGIC			0x53504D31	/* "SPM1" */
-#define SPM_VERSION			5	/* 2: packed docid deltas (spmblock.h);
+#define SPM_VERSION			6	/* 2: packed docid deltas (spmblock.h);
 								 * 3: range maxima and forward copy;
 								 * 4: 16-bit terms in the forward copy
 								 * (SPM_SEG_FWD16);
-								 * 5: quantized weights (SPM_SEG_QUANT) */
+								 * 5: quantized weights (SPM_SEG_QUANT);
+								 * 6: quantized weights in segments with
+								 * range data (SPM_SEG_FWDQ) */
 #define SPM_VERSION_OLDEST	1	/* the oldest format this library reads */
 #define SPM_PAGE_ID			0xFF8A	/* bloom FF83, ivfflat FF84, hnsw FF90 */
 
@@ -219,6 +221,12 @@ typedef struct SpmSegmentHeaderData
 #define SPM_SEG_QUANT		0x0400	/* has quantized posting blocks: its
 									 * scores are upper bounds (README
 									 * "Quantized weights"; version 5) */
+#define SPM_SEG_FWDQ		0x0800	/* with SPM_SEG_RANGES, SPM_SEG_FWD16
+									 * and SPM_SEG_QUANT: every term's
+									 * weights are quantized at one
+									 * exponent, and the forward copy holds
+									 * code bytes (README "Ranges";
+									 * version 6) */
 
 /*
  * Bytes of the elements of a forward-copy document of nnz elements, after
@@ -229,6 +237,26 @@ static inline uint64
 spm_fwd_elems_bytes(bool fwd16, uint64 nnz)
 {
 	return fwd16 ? TYPEALIGN(4, 2 * nnz) + 4 * nnz : 8 * nnz;
+}
+
+/*
+ * The same in a segment with SPM_SEG_FWDQ: the terms as uint16, zeros to a
+ * multiple of 4 bytes, then one code byte per element, zeros to a
+ * multiple of 4 bytes.
+ */
+static inline uint64
+spm_fwdq_elems_bytes(uint64 nnz)
+{
+	return TYPEALIGN(4, 2 * nnz) + TYPEALIGN(4, nnz);
+}
+
+/* the bytes of a document's elements in a segment of these header flags */
+static inline uint64
+spm_fwd_doc_bytes(uint32 segflags, uint64 nnz)
+{
+	if (segflags & SPM_SEG_FWDQ)
+		return spm_fwdq_elems_bytes(nnz);
+	return spm_fwd_elems_bytes((segflags & SPM_SEG_FWD16) != 0, nnz);
 }
 
 typedef SpmSegmentHeaderData *SpmSegmentHeader;
@@ -265,6 +293,38 @@ typedef struct SpmDictEntry
  */
 #define SPM_DICT_INLINE		0x0001
 
+/*
+ * In a segment with SPM_SEG_FWDQ (format 6) every term has SPM_DICT_TERMQ
+ * and its exponent e_t, plus SPM_DICT_QEXP_BIAS, in bits 8-15 of flags:
+ * every block of the term is quantized at e_t, and min_w, the smallest
+ * lower end, is b_t * 2^e_t for the term's base b_t.  A forward-copy code
+ * m stands for the weight (b_t + m) * 2^e_t, the upper end its block
+ * decodes to (README "Ranges").
+ */
+#define SPM_DICT_TERMQ		0x0002
+#define SPM_DICT_QEXP_BIAS	150
+#define SPM_DICT_QEXP_SHIFT	8
+
+static inline uint16
+spm_dict_qflags(int exp)
+{
+	return (uint16) (SPM_DICT_TERMQ |
+					 ((exp + SPM_DICT_QEXP_BIAS) << SPM_DICT_QEXP_SHIFT));
+}
+
+static inline int
+spm_dict_qexp(const SpmDictEntry *e)
+{
+	return (int) (e->flags >> SPM_DICT_QEXP_SHIFT) - SPM_DICT_QEXP_BIAS;
+}
+
+/* its base, min_w / 2^e_t (an integer, which readers check) */
+static inline int32
+spm_dict_qbase(const SpmDictEntry *e)
+{
+	return (int32) ldexp((double) e->min_w, -spm_dict_qexp(e));
+}
+
 #define SPM_DICT_PER_PAGE	((int) (SPM_PAGE_CONTENT / sizeof(SpmDictEntry)))
 
 /*
@@ -295,7 +355,9 @@ typedef struct SpmSkipEntry
  * elements for NULL rows and documents written dead); in segments with
  * SPM_SEG_FWD16 (version 4, dims <= 65536) the count, then the terms as
  * uint16, zeros up to a multiple of 4 bytes, then the float4 weights
- * (spm_fwd_elems_bytes).
+ * (spm_fwd_elems_bytes); with SPM_SEG_FWDQ too (version 6) a code byte
+ * per element instead of its weight, zeros up to a multiple of 4 bytes
+ * (spm_fwdq_elems_bytes, SPM_DICT_TERMQ).
  *
  * RANGEIDX: nranges + 1 uint64 forward-copy offsets (range r starts at
  * the r-th, the last is fwd_bytes), padded to 16 bytes, then one

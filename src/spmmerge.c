@@ -53,6 +53,7 @@ typedef struct MergeInput
 	/* forward copy cursor (README "Ranges") */
 	bool		fwd_started;
 	uint64		fwd_pos;		/* next document's offset */
+	SpmTermQuant *tq;			/* format 6: its terms' exponents, bases */
 } MergeInput;
 
 pg_noreturn static void fwd_corrupt(Relation index, MergeInput *x);
@@ -78,7 +79,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 			  SpmFwdElem **buf, int32 *cap)
 {
 	uint32		nnz;
-	bool		fwd16 = (x->seg->hdr.flags & SPM_SEG_FWD16) != 0;
+	uint32		segflags = x->seg->hdr.flags;
 
 	if (!x->fwd_started)
 	{
@@ -87,7 +88,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		{
 			SpmReadStream(index, x->seg, SPM_STREAM_FWD, x->fwd_pos,
 						  sizeof(uint32), &nnz, pin);
-			x->fwd_pos += sizeof(uint32) + spm_fwd_elems_bytes(fwd16, nnz);
+			x->fwd_pos += sizeof(uint32) + spm_fwd_doc_bytes(segflags, nnz);
 		}
 		x->fwd_started = true;
 	}
@@ -98,7 +99,7 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		fwd_corrupt(index, x);
 	if (!alive)
 	{
-		x->fwd_pos += spm_fwd_elems_bytes(fwd16, nnz);
+		x->fwd_pos += spm_fwd_doc_bytes(segflags, nnz);
 		spm_sink_doc_begin(sink, tid, flags, 0);
 		return;
 	}
@@ -107,7 +108,8 @@ merge_fwd_doc(Relation index, MergeInput *x, uint32 d, bool alive,
 		*cap = Max((int32) nnz, 2 * *cap);
 		*buf = repalloc(*buf, *cap * sizeof(SpmFwdElem));
 	}
-	x->fwd_pos = SpmReadFwdElems(index, x->seg, x->fwd_pos, nnz, *buf, pin);
+	x->fwd_pos = SpmReadFwdElems(index, x->seg, x->fwd_pos, nnz, *buf, pin,
+								 x->tq);
 	for (uint32 i = 0; i < nnz; i++)
 	{
 		if ((i > 0 && (*buf)[i].term <= (*buf)[i - 1].term) ||
@@ -181,6 +183,21 @@ merge_documents(SpmSource *src, SpmSink *sink)
 	int			k = 0;
 	int32		fcap = 256;
 	SpmFwdElem *fbuf = palloc(fcap * sizeof(SpmFwdElem));
+
+	/*
+	 * Format 6 inputs: their forward copies decode to the upper ends of
+	 * their cells, and the output quantizes each term at an exponent no
+	 * smaller than any input's (README "Quantized weights")
+	 */
+	for (int j = 0; fwd && j < nin; j++)
+	{
+		if (!(in[j].seg->hdr.flags & SPM_SEG_FWDQ))
+			continue;
+		in[j].tq = SpmLoadTermQuant(index, in[j].seg);
+		for (int t = 0; t < SPM_FWD16_DIMS; t++)
+			if (in[j].tq->exp[t] != SPM_QEXP_EXACT)
+				spm_sink_term_exp_floor(sink, (uint32) t, in[j].tq->exp[t]);
+	}
 
 	for (uint64 g = src->docid_lo; g < ms->hi; g++)
 	{

@@ -226,6 +226,16 @@ spm_sink_doc(SpmSink *sink, ItemPointer tid, uint8 flags,
  * The index's dimensions, when the source learns them (the build, at its
  * first vector): before the first document with elements.
  */
+/*
+ * A merge's input quantizes term at exponent exp (format 6): before the
+ * first document (spm_writer_term_exp_floor)
+ */
+void
+spm_sink_term_exp_floor(SpmSink *sink, uint32 term, int exp)
+{
+	spm_writer_term_exp_floor(sink->writer, term, exp);
+}
+
 void
 spm_sink_set_dims(SpmSink *sink, int32 dims)
 {

@@ -381,8 +381,23 @@ score_elem(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 }
 
 /*
+ * The weight of element i of a 16-bit document, of query term j: w16[i],
+ * or (format 6, w16 NULL) the upper end of its code, exact in float4 as
+ * in the block decoder (spmblock.h spm_qupper)
+ */
+static inline float
+elem16_w(const SpmRangeScan *s, const float *w16, const uint8 *c16, int j,
+		 int32 i)
+{
+	if (w16)
+		return w16[i];
+	return (float) (s->terms[j].qbase + (int32) c16[i]) * s->terms[j].qscale;
+}
+
+/*
  * Elements i .. nnz - 1 of a document of a 16-bit forward copy (terms
- * t16[nnz], weights w16[nnz]) added to score as score_elem adds them;
+ * t16[nnz], weights w16[nnz] or codes c16[nnz]) added to score as
+ * score_elem adds them;
  * *ok is cleared if a term is not above the one before it.  Every term is
  * below SPM_FILTER_BITS, so a set filter bit is a query term, and qidx
  * (when there is one) names it.
@@ -390,6 +405,7 @@ score_elem(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 static inline double
 score_doc16_from(const SpmRangeScan *s, const uint64 *filter,
 				 const uint8 *qidx, const uint16 *t16, const float *w16,
+				 const uint8 *c16,
 				 int32 i, int32 nnz, double score, bool *ok)
 {
 	int32		prev = i > 0 ? t16[i - 1] : -1;
@@ -406,7 +422,8 @@ score_doc16_from(const SpmRangeScan *s, const uint64 *filter,
 				find_term(s->terms, s->nterms, (uint32) t);
 
 			if (j >= 0)
-				score = spv_score_add(score, s->terms[j].q, w16[i]);
+				score = spv_score_add(score, s->terms[j].q,
+									  elem16_w(s, w16, c16, j, i));
 		}
 	}
 	return score;
@@ -419,10 +436,11 @@ score_doc16_from(const SpmRangeScan *s, const uint64 *filter,
 static double
 score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
 				   const uint8 *qidx, const uint16 *t16, const float *w16,
+				 const uint8 *c16,
 				   int32 nnz, bool *ordered)
 {
 	bool		ok = true;
-	double		score = score_doc16_from(s, filter, qidx, t16, w16, 0, nnz,
+	double		score = score_doc16_from(s, filter, qidx, t16, w16, c16, 0, nnz,
 										 0.0, &ok);
 
 	*ordered = ok;
@@ -445,6 +463,7 @@ __attribute__((target("avx2")))
 static double
 score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 				 const uint8 *qidx, const uint16 *t16, const float *w16,
+				 const uint8 *c16,
 				 int32 nnz, bool *ordered)
 {
 	double		score = 0.0;
@@ -477,7 +496,8 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 				{
 					int32		l = __builtin_ctz(m);
 
-					score = spv_score_add(score, s->terms[jj[l] - 1].q, w16[i + l]);
+					score = spv_score_add(score, s->terms[jj[l] - 1].q,
+										  elem16_w(s, w16, c16, jj[l] - 1, i + l));
 					m &= m - 1;
 				} while (m != 0);
 			}
@@ -501,13 +521,14 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 				int			j = find_term(s->terms, s->nterms, t16[i + l]);
 
 				if (j >= 0)
-					score = spv_score_add(score, s->terms[j].q, w16[i + l]);
+					score = spv_score_add(score, s->terms[j].q,
+										  elem16_w(s, w16, c16, j, i + l));
 				m &= m - 1;
 			}
 		}
 	}
 	ok = _mm256_testz_si256(bad, bad) != 0;
-	score = score_doc16_from(s, filter, qidx, t16, w16, i, nnz, score, &ok);
+	score = score_doc16_from(s, filter, qidx, t16, w16, c16, i, nnz, score, &ok);
 	*ordered = ok;
 	return score;
 }
@@ -516,18 +537,20 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 /* score_doc16_scalar, or its AVX2 loop where the CPU has it */
 static inline double
 score_doc16(const SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
-			const uint16 *t16, const float *w16, int32 nnz, bool *ordered)
+			const uint16 *t16, const float *w16,
+				 const uint8 *c16, int32 nnz, bool *ordered)
 {
 #ifdef SPM_AVX2_TARGET
 	if (use_avx2 && have_avx2())
-		return score_doc16_avx2(s, filter, qidx, t16, w16, nnz, ordered);
+		return score_doc16_avx2(s, filter, qidx, t16, w16, c16, nnz, ordered);
 #endif
-	return score_doc16_scalar(s, filter, qidx, t16, w16, nnz, ordered);
+	return score_doc16_scalar(s, filter, qidx, t16, w16, c16, nnz, ordered);
 }
 
 double
 spm_test_range_score16(const SpmRangeTerm *terms, int nterms, bool use_qidx,
-					   const uint16 *t16, const float *w16, int32 nnz,
+					   const uint16 *t16, const float *w16,
+				 const uint8 *c16, int32 nnz,
 					   bool *ordered)
 {
 	SpmRangeScan s;
@@ -547,7 +570,7 @@ spm_test_range_score16(const SpmRangeTerm *terms, int nterms, bool use_qidx,
 			if (terms[t].term < SPM_FILTER_BITS)
 				qidx[terms[t].term] = (uint8) (t + 1);
 	}
-	score = score_doc16(&s, filter, qidx, t16, w16, nnz, ordered);
+	score = score_doc16(&s, filter, qidx, t16, w16, c16, nnz, ordered);
 	pfree(filter);
 	if (qidx)
 		pfree(qidx);
@@ -590,7 +613,7 @@ score_range(SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 			bool		ordered;
 
 			score = score_doc16(s, filter, qidx, doc.terms16, doc.w16,
-								doc.nnz, &ordered);
+								doc.codes16, doc.nnz, &ordered);
 			if (!ordered)
 				range_corrupt(s, "a document of the forward copy is not in ascending term order");
 		}

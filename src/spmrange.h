@@ -38,12 +38,17 @@ typedef struct SpmRangeTerm
 	bool		dense;			/* nranges level bytes, else nr entries */
 	uint32		nr;				/* ranges where the term has a posting */
 	int			id;				/* the caller's own number, for callbacks */
+	/* format 6 (SpmRangeDoc.codes16): code m is (qbase + m) * qscale */
+	int32		qbase;			/* the term's base b_t */
+	float		qscale;			/* 2^e_t */
 } SpmRangeTerm;
 
 /*
  * A document of the forward copy: nnz elements in ascending term order,
  * either as (term, weight) pairs in elems, or (elems NULL) as 16-bit terms
- * in terms16 and their weights in w16.
+ * in terms16 and their weights in w16, or (w16 NULL, format 6) their codes
+ * in codes16, whose weights are the upper ends (SpmRangeTerm.qbase +
+ * code) * qscale, what the term's posting blocks decode to.
  */
 typedef struct SpmRangeDoc
 {
@@ -51,6 +56,7 @@ typedef struct SpmRangeDoc
 	const SpmFwdElem *elems;
 	const uint16 *terms16;
 	const float *w16;
+	const uint8 *codes16;
 } SpmRangeDoc;
 
 /*

@@ -212,6 +212,9 @@ load_segment(Relation index, const SpmMetaPageData *meta,
 			((seg->hdr.flags & SPM_SEG_FWD16) &&
 			 (!(seg->hdr.flags & SPM_SEG_RANGES) || seg->hdr.dims < 1 ||
 			  seg->hdr.dims > SPM_FWD16_DIMS)) ||
+			((seg->hdr.flags & SPM_SEG_FWDQ) &&
+			 (seg->hdr.flags & (SPM_SEG_RANGES | SPM_SEG_FWD16 | SPM_SEG_QUANT)) !=
+			 (SPM_SEG_RANGES | SPM_SEG_FWD16 | SPM_SEG_QUANT)) ||
 			seg->hdr.nfwd != stream_pages(seg->hdr.fwd_bytes) ||
 			seg->hdr.nrangemax != stream_pages(seg->hdr.rangemax_bytes) ||
 			seg->hdr.nrangeidx != stream_pages(rangeidx_bytes(&seg->hdr)))
@@ -447,7 +450,7 @@ lookup_term(Relation index, SpmSegment *seg, uint32 term)
 			corrupt(index, seg, "dictionary page not full");
 		if (have && (entry->df == 0 || entry->df > seg->hdr.ndocs ||
 					 entry->skip_blkno == InvalidBlockNumber ||
-					 (entry->flags & ~SPM_DICT_INLINE) != 0 ||
+					 !SpmDictEntryQuantOk(seg, entry) ||
 					 ((entry->flags & SPM_DICT_INLINE) ?
 					  (entry->df > SPM_BLOCK_POSTINGS || entry->skip_idx >= BLCKSZ) :
 					  entry->skip_idx >= SPM_SKIP_PER_PAGE)))
@@ -763,17 +766,78 @@ SpmReadStream(Relation index, SpmSegment *seg, SpmStreamKind kind, uint64 x,
 }
 
 /*
+ * Whether a dictionary entry's flags beside SPM_DICT_INLINE are what the
+ * segment's format says: none, or in a segment with SPM_SEG_FWDQ the
+ * term's exponent (SPM_DICT_TERMQ), in range, with min_w an integer
+ * multiple b_t of 2^e_t and max_w inside the term's 255 cells.
+ */
+bool
+SpmDictEntryQuantOk(const SpmSegment *seg, const SpmDictEntry *e)
+{
+	int			exp;
+	double		b;
+
+	if (!(seg->hdr.flags & SPM_SEG_FWDQ))
+		return (e->flags & ~SPM_DICT_INLINE) == 0;
+	if ((e->flags & ((1 << SPM_DICT_QEXP_SHIFT) - 1) & ~SPM_DICT_INLINE) != SPM_DICT_TERMQ)
+		return false;
+	exp = spm_dict_qexp(e);
+	if (exp < SPM_QEXP_MIN || exp > SPM_QEXP_MAX || isnan(e->min_w) ||
+		isnan(e->max_w) || isinf(e->min_w) || isinf(e->max_w))
+		return false;
+	b = ldexp((double) e->min_w, -exp);
+	return b == floor(b) && fabs(b) + 256 < SPM_QBASE_LIMIT &&
+		e->max_w > e->min_w &&
+		(double) e->max_w <= ldexp(b + 255, exp);
+}
+
+/*
+ * Every term's exponent and base (a segment with SPM_SEG_FWDQ), from its
+ * whole dictionary.
+ */
+SpmTermQuant *
+SpmLoadTermQuant(Relation index, SpmSegment *seg)
+{
+	SpmTermQuant *tq = palloc(sizeof(SpmTermQuant));
+	SpmDictEntry *dict = palloc(SPM_DICT_PER_PAGE * sizeof(SpmDictEntry));
+
+	Assert(seg->hdr.flags & SPM_SEG_FWDQ);
+	for (int t = 0; t < SPM_FWD16_DIMS; t++)
+	{
+		tq->exp[t] = SPM_QEXP_EXACT;
+		tq->base[t] = 0;
+	}
+	for (uint32 p = 0; p < seg->hdr.ndict; p++)
+	{
+		int			n = SpmReadDictPage(index, seg, p, dict);
+
+		for (int i = 0; i < n; i++)
+		{
+			if (dict[i].term >= SPM_FWD16_DIMS || !SpmDictEntryQuantOk(seg, &dict[i]))
+				corrupt(index, seg, "invalid dictionary entry");
+			tq->exp[dict[i].term] = (int16) spm_dict_qexp(&dict[i]);
+			tq->base[dict[i].term] = spm_dict_qbase(&dict[i]);
+		}
+	}
+	pfree(dict);
+	return tq;
+}
+
+/*
  * Read the nnz elements of the forward-copy document whose elements start
- * at stream offset pos into out[], in the segment's layout (spm.h,
- * spm_fwd_elems_bytes); returns the offset after them.  The caller checks
- * their order and range.
+ * at stream offset pos into out[], in the segment's layout (spmformat.h,
+ * spm_fwd_doc_bytes); returns the offset after them.  In a segment with
+ * SPM_SEG_FWDQ the codes are decoded with tq (SpmLoadTermQuant) to the
+ * upper ends the posting blocks decode to.  The caller checks their order
+ * and range.
  */
 uint64
 SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos, uint32 nnz,
-				SpmFwdElem *out, SpmPin *pin)
+				SpmFwdElem *out, SpmPin *pin, const SpmTermQuant *tq)
 {
 	bool		fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
-	uint64		len = spm_fwd_elems_bytes(fwd16, nnz);
+	bool		fwdq = (seg->hdr.flags & SPM_SEG_FWDQ) != 0;
+	uint64		len = spm_fwd_doc_bytes(seg->hdr.flags, nnz);
 
 	if (pos > seg->hdr.fwd_bytes || len > seg->hdr.fwd_bytes - pos)
 		corrupt(index, seg, "read beyond the end of the range data or forward copy");
@@ -791,15 +855,34 @@ SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos, uint32 nnz,
 		SpmReadStream(index, seg, SPM_STREAM_FWD, pos, 2 * (Size) nnz, terms, pin);
 		for (uint32 i = 0; i < nnz; i++)
 			out[i].term = terms[i];
+		if (fwdq && tq == NULL)
+			elog(ERROR, "sparse_maxscore: a quantized forward copy read without its exponents");
 		for (uint32 i = 0; i < nnz;)
 		{
 			float		w[256];
+			uint8		c[256];
 			uint32		n = Min(nnz - i, (uint32) lengthof(w));
 
-			SpmReadStream(index, seg, SPM_STREAM_FWD, wpos + 4 * (uint64) i,
-						  4 * (Size) n, w, pin);
-			for (uint32 j = 0; j < n; j++)
-				out[i + j].w = w[j];
+			if (!fwdq)
+			{
+				SpmReadStream(index, seg, SPM_STREAM_FWD, wpos + 4 * (uint64) i,
+							  4 * (Size) n, w, pin);
+				for (uint32 j = 0; j < n; j++)
+					out[i + j].w = w[j];
+			}
+			else
+			{
+				SpmReadStream(index, seg, SPM_STREAM_FWD, wpos + (uint64) i,
+							  (Size) n, c, pin);
+				for (uint32 j = 0; j < n; j++)
+				{
+					uint32		t = out[i + j].term;
+
+					if (tq->exp[t] == SPM_QEXP_EXACT || c[j] == 0)
+						corrupt(index, seg, "invalid code in the forward copy");
+					out[i + j].w = spm_qupper(tq->base[t] + c[j], tq->exp[t]);
+				}
+			}
 			i += n;
 		}
 	}

@@ -122,8 +122,22 @@ extern const char *SpmLockStream(Relation index, SpmSegment *seg,
 								 SpmPin *pin);
 extern void SpmPrefetchStream(Relation index, SpmSegment *seg,
 							  SpmStreamKind kind, uint64 x, uint64 len);
+/*
+ * Every term's exponent and base in a segment with SPM_SEG_FWDQ (exp
+ * SPM_QEXP_EXACT for a term it does not have), for reading its forward
+ * copy (SpmReadFwdElems)
+ */
+typedef struct SpmTermQuant
+{
+	int16		exp[SPM_FWD16_DIMS];
+	int32		base[SPM_FWD16_DIMS];
+} SpmTermQuant;
+
+extern bool SpmDictEntryQuantOk(const SpmSegment *seg, const SpmDictEntry *e);
+extern SpmTermQuant *SpmLoadTermQuant(Relation index, SpmSegment *seg);
 extern uint64 SpmReadFwdElems(Relation index, SpmSegment *seg, uint64 pos,
-							  uint32 nnz, SpmFwdElem *out, SpmPin *pin);
+							  uint32 nnz, SpmFwdElem *out, SpmPin *pin,
+							  const SpmTermQuant *tq);
 extern uint64 SpmRangeOffset(Relation index, SpmSegment *seg, uint32 r,
 							 SpmPin *pin);
 extern void SpmReadRangeDesc(Relation index, SpmSegment *seg, uint32 ordinal,

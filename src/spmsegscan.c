@@ -311,6 +311,7 @@ typedef struct RangeReader
 	Size		cap;
 	uint32		ndocs;			/* the kernel reads local docids below */
 	bool		fwd16;			/* 16-bit terms (SPM_SEG_FWD16) */
+	bool		fwdq;			/* and codes (SPM_SEG_FWDQ) */
 } RangeReader;
 
 /*
@@ -400,7 +401,7 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 	/* offsets are multiples of 4 and so is a page's content: no straddle */
 	memcpy(&nnz, rr->page + (rr->pos - rr->page_lo), sizeof(uint32));
 	rr->pos += sizeof(uint32);
-	need = spm_fwd_elems_bytes(rr->fwd16, nnz);
+	need = spm_fwd_doc_bytes(rr->r.seg->hdr.flags, nnz);
 	if (need > rr->end - rr->pos)
 		range_doc_corrupt(rr);
 	if (rr->pos + need <= rr->page_hi)
@@ -424,7 +425,12 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 		/* offsets are multiples of 4, and so is the weights' start */
 		doc->elems = NULL;
 		doc->terms16 = (const uint16 *) e;
-		doc->w16 = (const float *) (e + TYPEALIGN(4, 2 * (Size) nnz));
+		doc->w16 = NULL;
+		doc->codes16 = NULL;
+		if (rr->fwdq)
+			doc->codes16 = (const uint8 *) (e + TYPEALIGN(4, 2 * (Size) nnz));
+		else
+			doc->w16 = (const float *) (e + TYPEALIGN(4, 2 * (Size) nnz));
 		last = nnz > 0 ? doc->terms16[nnz - 1] : 0;
 	}
 	else
@@ -432,6 +438,7 @@ range_next_doc(void *arg, SpmRangeDoc *doc)
 		doc->elems = (const SpmFwdElem *) e;
 		doc->terms16 = NULL;
 		doc->w16 = NULL;
+		doc->codes16 = NULL;
 		last = nnz > 0 ? doc->elems[nnz - 1].term : 0;
 	}
 	if (nnz > 0 && last >= (uint32) rr->r.seg->hdr.dims)
@@ -464,7 +471,7 @@ range_is_alive(void *arg, uint32 local)
  * kernel cannot take them (spm_range_usable).
  */
 static SpmRangeTerm *
-range_terms(const SpmSegQuery *sq, const SegTerms *st)
+range_terms(const SpmSegQuery *sq, const SpmSegment *seg, const SegTerms *st)
 {
 	const float *qv = SPV_VALUES(sq->query);
 	SpmRangeTerm *terms = palloc(Max(st->n, 1) * sizeof(SpmRangeTerm));
@@ -479,6 +486,14 @@ range_terms(const SpmSegQuery *sq, const SegTerms *st)
 		terms[i].dense = (d->range.flags & SPM_RANGE_DENSE) != 0;
 		terms[i].nr = d->range.nr;
 		terms[i].id = i;
+		terms[i].qbase = 0;
+		terms[i].qscale = 0.0f;
+		/* format 6: the codes' weights (checked by SpmDictEntryQuantOk) */
+		if (seg->hdr.flags & SPM_SEG_FWDQ)
+		{
+			terms[i].qbase = spm_dict_qbase(&d->entry);
+			terms[i].qscale = spm_pow2f(spm_dict_qexp(&d->entry));
+		}
 	}
 	if (!spm_range_usable(terms, st->n))
 		return NULL;
@@ -519,6 +534,7 @@ run_ranges(Relation index, SpmSegment *seg, const SpmSegmentRef *ref,
 	rr.r.alive = palloc0(Max(seg->hdr.nalive, 1) * sizeof(uint8 *));
 	rr.desc = desc;
 	rr.fwd16 = (seg->hdr.flags & SPM_SEG_FWD16) != 0;
+	rr.fwdq = (seg->hdr.flags & SPM_SEG_FWDQ) != 0;
 	rr.maxpin.buf = rr.idxpin.buf = rr.fwdpin.buf = InvalidBuffer;
 	rr.cap = 4096;
 	rr.buf = palloc(rr.cap);
@@ -624,7 +640,7 @@ spm_segscan_topk(Relation index, SpmSegment *seg, int segno,
 		p.ranges_data = false;
 	if (p.ranges_data)
 	{
-		rterms = range_terms(sq, &st);
+		rterms = range_terms(sq, seg, &st);
 		p.ranges_usable = rterms != NULL;
 	}
 	decoded = sq->counters->postings_decoded;
@@ -675,6 +691,18 @@ spm_segscan_gap(Relation index, SpmSegment *seg, const SpmSegQuery *sq)
 
 	if (!(seg->hdr.flags & SPM_SEG_QUANT))
 		return 0.0;
+	/* format 6: every cell of a term is 2^e_t, in the dictionary entry */
+	if (seg->hdr.flags & SPM_SEG_FWDQ)
+	{
+		for (int i = 0; i < q->nnz; i++)
+		{
+			const SpmTermData *d = SpmGetTermBrief(index, seg, (uint32) q->indices[i]);
+
+			if (d != NULL)
+				gap += fabs((double) qv[i]) * ldexp(1.0, spm_dict_qexp(&d->entry));
+		}
+		return gap;
+	}
 	for (int i = 0; i < q->nnz; i++)
 	{
 		const SpmTermData *d = SpmGetTerm(index, seg, (uint32) q->indices[i]);

@@ -26,15 +26,17 @@ extern void spm_test_range_avx2(bool use);
 
 /*
  * spmrange.c: the score range pruning gives a document of a 16-bit
- * forward copy (terms t16[nnz], weights w16[nnz]) for the query terms
- * (ascending), by the loop spm_test_range_avx2 selects, with qidx or by
- * binary search; *ordered false if the terms do not strictly ascend.
+ * forward copy (terms t16[nnz], weights w16[nnz], or with w16 NULL the
+ * codes c16[nnz] of format 6) for the query terms (ascending), by the
+ * loop spm_test_range_avx2 selects, with qidx or by binary search;
+ * *ordered false if the terms do not strictly ascend.
  */
 struct SpmRangeTerm;
 extern double spm_test_range_score16(const struct SpmRangeTerm *terms,
 									 int nterms, bool use_qidx,
 									 const uint16 *t16, const float *w16,
-									 int32 nnz, bool *ordered);
+									 const uint8 *c16, int32 nnz,
+									 bool *ordered);
 
 /*
  * spmtraverse.c: true, a window with non-essential terms always takes the

@@ -154,6 +154,21 @@ struct SpmWriter
 	 * (README "Ranges": "Which segments")
 	 */
 	BufFile    *spool;
+
+	/*
+	 * Format 6 (README "Ranges", "Quantized weights"): a segment with range
+	 * data and 16-bit terms quantizes every term at one exponent, in its
+	 * posting blocks and in its forward copy, which waits in the spool
+	 * until every document is in and the exponents are known.
+	 */
+	bool		fwdq_ok;		/* may (spooling, measuring the terms) */
+	bool		fwdq;			/* does (decided in fwd_unspool) */
+	bool		tq_floors;		/* spm_writer_term_exp_floor was called */
+	float	   *tq_min;			/* [SPM_FWD16_DIMS] smallest weight */
+	float	   *tq_max;			/* largest weight */
+	int16	   *tq_exp;			/* the exponent: at least a floor, then
+								 * the term's */
+	int32	   *tq_base;		/* the term's base */
 	HTAB	   *rs_terms;		/* SpmRangeSample by term */
 	bool		rs_negative;	/* a negative weight: no range pruning */
 	HTAB	   *rs_pairs;		/* SpmPairSample by pair of terms */
@@ -174,6 +189,8 @@ struct SpmWriter
 	uint32		flags;
 	float4		max_abs;
 };
+
+static uint32 writer_nranges(SpmWriter *w);
 
 /* repalloc keeps the chunk in its own context, the writer's */
 static void
@@ -495,6 +512,154 @@ range_measure(SpmWriter *w, const SpmFwdElem *elems, int n)
 	}
 }
 
+/* ------------------------------------------------- format 6 (fwdq) */
+
+/* the per-term arrays of format 6, allocated when first needed */
+static void
+tq_alloc(SpmWriter *w)
+{
+	if (w->tq_min != NULL)
+		return;
+	w->tq_min = MemoryContextAlloc(w->cxt, SPM_FWD16_DIMS * sizeof(float));
+	w->tq_max = MemoryContextAlloc(w->cxt, SPM_FWD16_DIMS * sizeof(float));
+	w->tq_exp = MemoryContextAlloc(w->cxt, SPM_FWD16_DIMS * sizeof(int16));
+	w->tq_base = MemoryContextAllocZero(w->cxt, SPM_FWD16_DIMS * sizeof(int32));
+	for (int t = 0; t < SPM_FWD16_DIMS; t++)
+	{
+		w->tq_min[t] = INFINITY;
+		w->tq_max[t] = -INFINITY;
+		w->tq_exp[t] = SPM_QEXP_MIN;
+	}
+}
+
+/*
+ * Every term's exponent and base from its smallest and largest weight in
+ * the segment, at least its floor: the rule spm_quantize applies to a
+ * block, over the whole term, so that each of the term's blocks, whose
+ * weights lie between the term's, is quantized at that exponent too (its
+ * own would be no larger, and the floor makes it the term's).  False if
+ * some term has none (weights near FLT_MAX).
+ */
+static bool
+tq_choose(SpmWriter *w)
+{
+	for (int t = 0; t < SPM_FWD16_DIMS; t++)
+	{
+		float		ends[2];
+		int16		exps[2];
+		int			codes[2];
+		int16		e;
+		int32		b;
+
+		if (w->tq_min[t] > w->tq_max[t])
+			continue;			/* no element */
+		ends[0] = w->tq_min[t];
+		ends[1] = w->tq_max[t];
+		exps[0] = exps[1] = w->tq_exp[t];
+		if (!spm_quantize(ends, exps, 2, &e, &b, codes))
+			return false;
+		w->tq_exp[t] = e;
+		w->tq_base[t] = b;
+	}
+	return true;
+}
+
+static void
+spool_read(BufFile *spool, void *p, Size n)
+{
+#if PG_VERSION_NUM >= 160000
+	BufFileReadExact(spool, p, n);
+#else
+	if (BufFileRead(spool, p, n) != n)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read the forward copy's temporary file")));
+#endif
+}
+
+/*
+ * Every document is in: write the spooled forward copy into the segment's
+ * pages, as it is, or (format 6, where every term has an exponent) with a
+ * code byte per element instead of its weight, the range offsets moved to
+ * the new layout.
+ */
+static void
+fwd_unspool(SpmWriter *w)
+{
+	BufFile    *spool = w->spool;
+	uint64		bytes = w->fwd.bytes;
+
+	w->spool = NULL;
+	w->fwd.bytes = 0;
+	if (BufFileSeek(spool, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind the forward copy's temporary file")));
+	w->fwdq = w->fwdq_ok && w->fwd16 > 0 && w->tq_min != NULL &&
+		writer_nranges(w) < SPM_RANGE_LIMIT && tq_choose(w);
+	if (!w->fwdq)
+	{
+		char	   *chunk = palloc(BLCKSZ);
+
+		while (w->fwd.bytes < bytes)
+		{
+			Size		n = Min((uint64) BLCKSZ, bytes - w->fwd.bytes);
+
+			spool_read(spool, chunk, n);
+			bytes_put(w, &w->fwd, chunk, n);
+		}
+		pfree(chunk);
+	}
+	else
+	{
+		uint8	   *codes = palloc(TYPEALIGN(4, w->doc_cap) + 4);
+		uint64		read = 0;
+
+		for (uint32 d = 0; d < w->ndocs; d++)
+		{
+			uint32		nnz;
+			Size		tbytes;
+			uint16		pad;
+
+			if (d % SPM_RANGE_DOCS == 0)
+				w->range_off[d / SPM_RANGE_DOCS] = w->fwd.bytes;
+			spool_read(spool, &nnz, sizeof(uint32));
+			bytes_put(w, &w->fwd, &nnz, sizeof(uint32));
+			read += sizeof(uint32);
+			if (nnz == 0)
+				continue;
+			if ((int32) nnz > w->doc_cap)
+				elog(ERROR, "sparse_maxscore: a spooled document longer than any written");
+			tbytes = TYPEALIGN(4, 2 * (Size) nnz);
+			spool_read(spool, w->doc_terms, 2 * (Size) nnz);
+			if (nnz % 2)
+				spool_read(spool, &pad, sizeof(uint16));
+			spool_read(spool, w->doc_w, 4 * (Size) nnz);
+			read += tbytes + 4 * (Size) nnz;
+			for (uint32 i = 0; i < nnz; i++)
+			{
+				uint16		t = w->doc_terms[i];
+				int32		m = spm_qcell(w->doc_w[i], w->tq_exp[t]) - w->tq_base[t];
+
+				if (m < 1 || m > 255)
+					elog(ERROR, "sparse_maxscore: weight of term %u outside its cells", t);
+				codes[i] = (uint8) m;
+			}
+			memset(codes + nnz, 0, TYPEALIGN(4, nnz) - nnz);
+			pad = 0;
+			bytes_put(w, &w->fwd, w->doc_terms, 2 * (Size) nnz);
+			if (nnz % 2)
+				bytes_put(w, &w->fwd, &pad, sizeof(uint16));
+			bytes_put(w, &w->fwd, codes, TYPEALIGN(4, (Size) nnz));
+		}
+		if (read != bytes)
+			elog(ERROR, "sparse_maxscore: the forward copy's temporary file holds %llu bytes, its documents %llu",
+				 (unsigned long long) bytes, (unsigned long long) read);
+		pfree(codes);
+	}
+	BufFileClose(spool);
+}
+
 /*
  * Every document is in: keep the range data (write the spooled forward
  * copy into the segment's pages) or drop it.
@@ -561,34 +726,7 @@ range_decide(SpmWriter *w)
 		 w->rs_negative ? ", negative weights" : "", keep ? "with" : "no");
 
 	if (keep)
-	{
-		BufFile    *spool = w->spool;
-		uint64		bytes = w->fwd.bytes;
-		char	   *chunk = palloc(BLCKSZ);
-
-		w->spool = NULL;
-		w->fwd.bytes = 0;
-		if (BufFileSeek(spool, 0, 0, SEEK_SET) != 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not rewind the forward copy's temporary file")));
-		while (w->fwd.bytes < bytes)
-		{
-			Size		n = Min((uint64) BLCKSZ, bytes - w->fwd.bytes);
-
-#if PG_VERSION_NUM >= 160000
-			BufFileReadExact(spool, chunk, n);
-#else
-			if (BufFileRead(spool, chunk, n) != n)
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not read the forward copy's temporary file")));
-#endif
-			bytes_put(w, &w->fwd, chunk, n);
-		}
-		pfree(chunk);
-		BufFileClose(spool);
-	}
+		fwd_unspool(w);
 	else
 	{
 		BufFileClose(w->spool);
@@ -680,6 +818,23 @@ spm_writer_exact_last_term(SpmWriter *w)
 	w->exact_last = true;
 }
 
+/*
+ * A merge's input holds term's weights quantized at exponent exp (format
+ * 6): the output quantizes it at exp or above, so that every cell of the
+ * input lies inside one of the output's (README "Quantized weights").
+ * Call before the first document.
+ */
+void
+spm_writer_term_exp_floor(SpmWriter *w, uint32 term, int exp)
+{
+	Assert(w->ndocs == 0);
+	if (term >= SPM_FWD16_DIMS)
+		elog(ERROR, "sparse_maxscore: term %u quantized for a forward copy of 16-bit terms", term);
+	tq_alloc(w);
+	w->tq_exp[term] = Max(w->tq_exp[term], exp);
+	w->tq_floors = true;
+}
+
 void
 spm_writer_no_ranges(SpmWriter *w)
 {
@@ -740,6 +895,24 @@ spm_writer_doc(SpmWriter *w, ItemPointer tid, uint8 flags, int32 nnz)
 
 	if (w->doc_left != 0 || w->terms_started || nnz < 0)
 		elog(ERROR, "sparse_maxscore: document %u out of order", d);
+
+	/*
+	 * Format 6 where the weights may be quantized (or come quantized) and
+	 * are not an L2 index's: the forward copy waits in the spool until
+	 * the terms' exponents are known (fwd_unspool)
+	 */
+	if (d == 0 && w->ranges && !w->exact_last && (!w->exact || w->tq_floors))
+	{
+		w->fwdq_ok = true;
+		if (w->spool == NULL)
+		{
+			/* the caller's context may be a document's */
+			MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
+			w->spool = BufFileCreateTemp(false);
+			MemoryContextSwitchTo(old);
+		}
+	}
 	if (w->rs_terms)
 	{
 		w->rs_docsampled = nnz > 0 && d % SPM_RANGES_PAIR_DOCS == 0;
@@ -849,11 +1022,20 @@ spm_writer_doc_fwd(SpmWriter *w, const SpmFwdElem *elems, int n)
 	if (w->doc_prev >= SPM_FWD16_DIMS)
 		elog(ERROR, "sparse_maxscore: term %u in a forward copy of 16-bit terms",
 			 (uint32) w->doc_prev);
+	if (w->fwdq_ok)
+		tq_alloc(w);
 	for (int i = 0; i < n; i++)
 	{
 		w->doc_terms[w->doc_n] = (uint16) elems[i].term;
 		w->doc_w[w->doc_n] = elems[i].w;
 		w->doc_n++;
+		if (w->fwdq_ok)
+		{
+			uint32		t = elems[i].term;
+
+			w->tq_min[t] = Min(w->tq_min[t], elems[i].w);
+			w->tq_max[t] = Max(w->tq_max[t], elems[i].w);
+		}
 	}
 	if (w->doc_left == 0 && w->doc_n > 0)
 	{
@@ -907,6 +1089,8 @@ spm_writer_term_begin(SpmWriter *w, uint32 term)
 		elog(ERROR, "sparse_maxscore: a term before the last document is complete");
 	if (w->rs_terms)
 		range_decide(w);
+	else if (w->spool)
+		fwd_unspool(w);
 	w->terms_started = true;
 	w->in_term = true;
 	w->any_term = true;
@@ -946,18 +1130,37 @@ flush_block(SpmWriter *w)
 	float4		bmin;
 
 	/*
-	 * Segments with range data keep exact weights: the forward copy
-	 * scores with them, and both paths must agree (README "Quantized
-	 * weights").
+	 * Segments with range data keep exact weights (the forward copy
+	 * scores with them, and both paths must agree: README "Quantized
+	 * weights"), except in format 6, where every block of a term is
+	 * quantized at the term's exponent, as its forward-copy codes are:
+	 * that exponent as every posting's makes spm_quantize choose it
+	 * (tq_choose), blocks of 1-2 postings included.
 	 */
+	if (w->fwdq)
+		for (int i = 0; i < w->bn; i++)
+			w->bexp[i] = w->tq_exp[w->term];
 	size = spm_block_encode_bounds(w->bdocs, w->bw, w->bexp, w->bn,
-								   !w->ranges && !w->exact &&
+								   (!w->ranges || w->fwdq) && !w->exact &&
 								   !(w->exact_last && w->dims > 0 &&
 									 w->term == (uint32) (w->dims - 1)),
 								   w->enc, &bmax, &bmin);
 	if (size < 0)
 		elog(ERROR, "sparse_maxscore: quantized weights of term %u out of range",
 			 w->term);
+	if (w->fwdq)
+	{
+		const SpmBlockHeader *h = (const SpmBlockHeader *) w->enc;
+		SpmBlockQuant q;
+
+		if (!(h->flags & SPM_BLOCK_QUANT))
+			elog(ERROR, "sparse_maxscore: a block of term %u is not quantized", w->term);
+		memcpy(&q, w->enc + TYPEALIGN(4, sizeof(SpmBlockHeader) + h->nbytes_ids),
+			   sizeof(q));
+		if (q.exp != w->tq_exp[w->term])
+			elog(ERROR, "sparse_maxscore: a block of term %u quantized at 2^%d, the term at 2^%d",
+				 w->term, q.exp, w->tq_exp[w->term]);
+	}
 	if (((const SpmBlockHeader *) w->enc)->flags & SPM_BLOCK_QUANT)
 		w->quant = true;
 	/* the header's largest |w| bounds what the blocks decode to */
@@ -1035,8 +1238,11 @@ spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
 		if ((e == SPM_QEXP_EXACT && v == 0.0f) || isnan(v) || isinf(v) ||
 			(e != SPM_QEXP_EXACT && (e < SPM_QEXP_MIN || e > SPM_QEXP_MAX)))
 			elog(ERROR, "sparse_maxscore: invalid weight in term %u", w->term);
-		if (e != SPM_QEXP_EXACT && w->ranges)
+		if (e != SPM_QEXP_EXACT && w->ranges && !w->fwdq)
 			elog(ERROR, "sparse_maxscore: a quantized weight in a segment with range data");
+		if (w->fwdq && e != SPM_QEXP_EXACT && e > w->tq_exp[w->term])
+			elog(ERROR, "sparse_maxscore: a weight of term %u quantized above the term's exponent",
+				 w->term);
 		/* an upper end <= 0 stands for a negative weight */
 		if (v < 0.0f || (e != SPM_QEXP_EXACT && v <= 0.0f))
 			w->flags |= SPM_META_NEGATIVE;
@@ -1045,6 +1251,9 @@ spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
 		if (w->ranges)
 		{
 			uint32		r = docids[i] >> SPM_RANGE_SHIFT;
+			/* the range maxima bound what the blocks decode to */
+			float		rv = w->fwdq ?
+				spm_qupper(spm_qcell(v, w->tq_exp[w->term]), w->tq_exp[w->term]) : v;
 
 			if (w->t_nr == 0 || w->t_range[w->t_nr - 1] != r)
 			{
@@ -1055,10 +1264,10 @@ spm_writer_postings_bounds(SpmWriter *w, const uint32 *docids,
 					w->t_max = repalloc(w->t_max, w->t_cap * sizeof(float));
 				}
 				w->t_range[w->t_nr] = r;
-				w->t_max[w->t_nr++] = v;
+				w->t_max[w->t_nr++] = rv;
 			}
 			else
-				w->t_max[w->t_nr - 1] = Max(w->t_max[w->t_nr - 1], v);
+				w->t_max[w->t_nr - 1] = Max(w->t_max[w->t_nr - 1], rv);
 		}
 		w->last_docid = docids[i];
 		w->bdocs[w->bn] = docids[i];
@@ -1158,6 +1367,16 @@ spm_writer_term_end(SpmWriter *w)
 		e.skip_idx = w->skip_idx;
 		e.flags = 0;
 	}
+	if (w->fwdq)
+	{
+		int			et = w->tq_exp[w->term];
+
+		/* the term's base is min_w / 2^e_t (spmformat.h, SPM_DICT_TERMQ) */
+		if (w->term >= SPM_FWD16_DIMS ||
+			e.min_w != spm_qupper(w->tq_base[w->term], et))
+			elog(ERROR, "sparse_maxscore: term %u's smallest lower end is not its base", w->term);
+		e.flags |= spm_dict_qflags(et);
+	}
 	if (stream_reserve(w, &w->dict, sizeof(SpmDictEntry)))
 	{
 		grow_u32(&w->dict_pairs, &w->dict_cap, 2 * (w->ndict + 1));
@@ -1223,6 +1442,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 		elog(ERROR, "sparse_maxscore: the last document is incomplete");
 	if (w->rs_terms)
 		range_decide(w);
+	else if (w->spool)
+		fwd_unspool(w);
 	stream_finish(w, &w->docmap, InvalidBlockNumber);
 	stream_finish(w, &w->post, InvalidBlockNumber);
 	stream_finish(w, &w->skip, InvalidBlockNumber);
@@ -1298,7 +1519,8 @@ spm_writer_finish(SpmWriter *w, SpmSegmentRef *ref)
 	hdr.nnull = w->nnull;
 	hdr.flags = w->flags | (has_ranges ? SPM_SEG_RANGES : 0) |
 		(has_ranges && w->fwd16 > 0 ? SPM_SEG_FWD16 : 0) |
-		(w->quant ? SPM_SEG_QUANT : 0);
+		(w->quant ? SPM_SEG_QUANT : 0) |
+		(has_ranges && w->fwdq && w->quant ? SPM_SEG_FWDQ : 0);
 	hdr.dims = w->dims;
 	hdr.ndocmap = w->ndocmap;
 	hdr.nalive = nalive;

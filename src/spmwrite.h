@@ -36,6 +36,7 @@ extern void spm_writer_no_ranges(SpmWriter *w);
 extern void spm_writer_ranges_auto(SpmWriter *w);
 extern void spm_writer_exact(SpmWriter *w);
 extern void spm_writer_exact_last_term(SpmWriter *w);
+extern void spm_writer_term_exp_floor(SpmWriter *w, uint32 term, int exp);
 extern void spm_writer_set_dims(SpmWriter *w, int32 dims);
 extern void spm_writer_term_begin(SpmWriter *w, uint32 term);
 extern void spm_writer_postings(SpmWriter *w, const uint32 *docids,
@@ -111,6 +112,7 @@ extern void spm_sink_doc_elems(SpmSink *sink, const int32 *idx,
 							   const float *val, int n);
 extern void spm_sink_doc_fwd(SpmSink *sink, const SpmFwdElem *elems, int n);
 extern void spm_sink_set_dims(SpmSink *sink, int32 dims);
+extern void spm_sink_term_exp_floor(SpmSink *sink, uint32 term, int exp);
 extern bool spm_sink_wants_elements(const SpmSink *sink);
 extern uint64 spm_sink_ndocs(const SpmSink *sink);
 extern void spm_target_online(SpmWriteTarget *target,

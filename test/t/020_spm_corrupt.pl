@@ -267,15 +267,26 @@ my @cases = (
 			return ($b, $HDR + 4, pack('V', 39));
 		},
 		qr/forward copy is not canonical/, 'scan may pass' ],
-	# dims 40: 16-bit terms (format 4), then the weights after them
-	[ 'forward copy: a weight changed',
+	# dims 40: 16-bit terms (format 4), then a code byte each (format 6)
+	[ 'forward copy: a code changed',
+		sub {
+			my $b = (pages_of($_[0], 'forward'))[0];
+			my $page = read_page($_[0], $b);
+			my $nnz = u32($page, $HDR);
+			die 'the first document has no elements' unless $nnz >= 1;
+			my $off = $HDR + 4 + 4 * int(($nnz + 1) / 2);
+			my $c = unpack('C', substr($page, $off, 1));
+			return ($b, $off, pack('C', $c == 255 ? 254 : $c + 1));
+		},
+		qr/does not hold the same postings/, 'scan may pass' ],
+	[ 'forward copy: a code of 0',
 		sub {
 			my $b = (pages_of($_[0], 'forward'))[0];
 			my $nnz = u32(read_page($_[0], $b), $HDR);
 			die 'the first document has no elements' unless $nnz >= 1;
-			return ($b, $HDR + 4 + 4 * int(($nnz + 1) / 2), pack('f<', 1234.5));
+			return ($b, $HDR + 4 + 4 * int(($nnz + 1) / 2), pack('C', 0));
 		},
-		qr/does not hold the same postings/, 'scan may pass' ],
+		qr/invalid code in the forward copy/, 'scan may pass' ],
 	[ 'pending tuple: docid', sub { return ((pages_of($_[0], 'pending'))[0], $HDR, pack('Q<', 12345678)) },
 		qr/corrupted pending-list page/ ],
 	[ 'pending tuple: element count', sub { return ((pages_of($_[0], 'pending'))[0], $HDR + 24, pack('l<', 100000)) },
@@ -398,12 +409,13 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 
 # ---- the format version (metapage offset 28) ----
 # Version 1 (varbyte blocks only) is still read; a writer that adds a
-# segment raises it to 5, the version of quantized weights (2: packed
-# blocks, 3: range data, 4: 16-bit terms in the forward copy).  A later version
+# segment raises it to 6, the version of quantized range data (2: packed
+# blocks, 3: range data, 4: 16-bit terms in the forward copy, 5: quantized
+# weights).  A later version
 # than the library's is refused with a hint to REINDEX, and REINDEX works.
 {
 	my $file = fresh_index();
-	is(u32(read_page($file, 0), 28), 5, 'a new index has format version 5');
+	is(u32(read_page($file, 0), 28), 6, 'a new index has format version 6');
 
 	$node->stop;
 	write_bytes($file, 0, 28, pack('V', 1));
@@ -414,16 +426,16 @@ spmw_exact_ok($node, 't', 40, 'after the last REINDEX');
 	is($code, 'ok', 'verify accepts a version-1 metapage') or diag($msg);
 	$node->safe_psql('postgres', q{INSERT INTO t SELECT 1000 + i, '{1:1,2:2}/40' FROM generate_series(1, 300) i;
 		SELECT sparse_maxscore_flush('t_idx'); CHECKPOINT});
-	is(u32(read_page($file, 0), 28), 5, 'a flush that writes a segment raises the version to 5');
+	is(u32(read_page($file, 0), 28), 6, 'a flush that writes a segment raises the version to 6');
 	spmw_exact_ok($node, 't', 40, 'after the flush into a version-1 index');
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000');
 
 	$node->stop;
-	write_bytes($file, 0, 28, pack('V', 6));
+	write_bytes($file, 0, 28, pack('V', 7));
 	$node->start;
 	($code, $msg) = run_sql("SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1");
 	is($code, '55000', 'a later format version is refused');
-	like($msg, qr/has format version 6, this library reads versions 1 to 5/, 'the message gives both versions');
+	like($msg, qr/has format version 7, this library reads versions 1 to 6/, 'the message gives both versions');
 	my $stderr = '';
 	$node->psql('postgres', "SET enable_seqscan = off; SELECT id FROM t ORDER BY v <#> '{1:1}/40' LIMIT 1",
 		stderr => \$stderr);

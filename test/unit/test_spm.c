@@ -2591,11 +2591,16 @@ test_range_score16(void)
 	SpmRangeTerm *terms = palloc(sizeof(SpmRangeTerm) * 400);
 	uint16		t16[96];
 	float		w16[96];
+	uint8		c16[96];
 	uint8	   *isq = palloc(65536);
 	double	   *qw = palloc(sizeof(double) * 65536);
+	int32	   *qb = palloc(sizeof(int32) * 65536);
+	int16	   *qe = palloc(sizeof(int16) * 65536);
 
 	for (int trial = 0; trial < 20000; trial++)
 	{
+		/* format 6: codes whose weights are (qbase + code) * 2^e */
+		bool		coded = rnd_below(2) == 0;
 		uint32		vocab = rnd_below(2) ? 30 + rnd_below(200) : 65536;
 		int			nq = 1 + (int) rnd_below(rnd_below(4) == 0 ? 400 : 40);
 		int32		nnz = (int32) rnd_below(81);
@@ -2629,6 +2634,14 @@ test_range_score16(void)
 				terms[nt].nr = 0;
 				terms[nt].id = nt;
 				qw[t] = terms[nt].q;
+				/* exponents and bases from the whole range, ends included */
+				qe[t] = rnd_below(8) == 0 ? (rnd_below(2) ? SPM_QEXP_MIN : SPM_QEXP_MAX - 1) :
+					(int16) (SPM_QEXP_MIN + (int) rnd_below(SPM_QEXP_MAX - SPM_QEXP_MIN));
+				qb[t] = rnd_below(4) == 0 ?
+					(rnd_below(2) ? 1 : -1) * (SPM_QBASE_LIMIT - 257) :
+					(int32) rnd_below(100000) - 50000;
+				terms[nt].qbase = qb[t];
+				terms[nt].qscale = ldexpf(1.0f, qe[t]);
 				nt++;
 			}
 
@@ -2656,6 +2669,7 @@ test_range_score16(void)
 				t16[i] = (uint16) t;
 				w16[i] = rnd_below(4) == 0 ? 0.5f :
 					(float) ldexp(rnd_unit() + 0.25, (int) rnd_below(40) - 20);
+				c16[i] = (uint8) (1 + rnd_below(255));
 				t += 1 + rnd_below(rnd_below(2) ? 3 : Max(vocab / Max(nnz, 1), 2));
 			}
 		}
@@ -2670,7 +2684,13 @@ test_range_score16(void)
 			if (i > 0 && t16[i] <= t16[i - 1])
 				want_ordered = false;
 			if (isq[t16[i]])
-				want = spv_score_add(want, qw[t16[i]], w16[i]);
+			{
+				/* the upper end the block decoder gives a code, computed apart */
+				float		w = coded ?
+					(float) ldexp((double) (qb[t16[i]] + c16[i]), qe[t16[i]]) : w16[i];
+
+				want = spv_score_add(want, qw[t16[i]], w);
+			}
 		}
 
 		for (int avx2 = 0; avx2 <= 1; avx2++)
@@ -2682,8 +2702,9 @@ test_range_score16(void)
 				if (use_qidx && nt > 255)
 					continue;
 				spm_test_range_avx2(avx2 == 1);
-				got = spm_test_range_score16(terms, nt, use_qidx == 1, t16, w16,
-											 nnz, &ordered);
+				got = spm_test_range_score16(terms, nt, use_qidx == 1, t16,
+											 coded ? NULL : w16, c16, nnz,
+											 &ordered);
 				CHECK(ordered == want_ordered,
 					  "score16 (avx2 %d qidx %d) nnz %d flaw %d at %d: ordered %d, want %d",
 					  avx2, use_qidx, nnz, flaw, at, ordered, want_ordered);
@@ -2696,6 +2717,8 @@ test_range_score16(void)
 	}
 	spm_test_range_avx2(true);
 	pfree(qw);
+	pfree(qb);
+	pfree(qe);
 	pfree(isq);
 	pfree(terms);
 }

@@ -436,12 +436,11 @@ score_doc16_from(const SpmRangeScan *s, const uint64 *filter,
 static double
 score_doc16_scalar(const SpmRangeScan *s, const uint64 *filter,
 				   const uint8 *qidx, const uint16 *t16, const float *w16,
-				 const uint8 *c16,
-				   int32 nnz, bool *ordered)
+				   const uint8 *c16, int32 nnz, bool *ordered)
 {
 	bool		ok = true;
-	double		score = score_doc16_from(s, filter, qidx, t16, w16, c16, 0, nnz,
-										 0.0, &ok);
+	double		score = score_doc16_from(s, filter, qidx, t16, w16, c16, 0,
+										 nnz, 0.0, &ok);
 
 	*ordered = ok;
 	return score;
@@ -463,8 +462,7 @@ __attribute__((target("avx2")))
 static double
 score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 				 const uint8 *qidx, const uint16 *t16, const float *w16,
-				 const uint8 *c16,
-				 int32 nnz, bool *ordered)
+				 const uint8 *c16, int32 nnz, bool *ordered)
 {
 	double		score = 0.0;
 	int32		i = 0;
@@ -528,7 +526,8 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 		}
 	}
 	ok = _mm256_testz_si256(bad, bad) != 0;
-	score = score_doc16_from(s, filter, qidx, t16, w16, c16, i, nnz, score, &ok);
+	score = score_doc16_from(s, filter, qidx, t16, w16, c16, i, nnz, score,
+							 &ok);
 	*ordered = ok;
 	return score;
 }
@@ -537,8 +536,8 @@ score_doc16_avx2(const SpmRangeScan *s, const uint64 *filter,
 /* score_doc16_scalar, or its AVX2 loop where the CPU has it */
 static inline double
 score_doc16(const SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
-			const uint16 *t16, const float *w16,
-				 const uint8 *c16, int32 nnz, bool *ordered)
+			const uint16 *t16, const float *w16, const uint8 *c16, int32 nnz,
+			bool *ordered)
 {
 #ifdef SPM_AVX2_TARGET
 	if (use_avx2 && have_avx2())
@@ -549,9 +548,8 @@ score_doc16(const SpmRangeScan *s, const uint64 *filter, const uint8 *qidx,
 
 double
 spm_test_range_score16(const SpmRangeTerm *terms, int nterms, bool use_qidx,
-					   const uint16 *t16, const float *w16,
-				 const uint8 *c16, int32 nnz,
-					   bool *ordered)
+					   const uint16 *t16, const float *w16, const uint8 *c16,
+					   int32 nnz, bool *ordered)
 {
 	SpmRangeScan s;
 	uint64	   *filter = palloc0(SPM_FILTER_BITS / 8);

@@ -134,14 +134,7 @@ reorder_begin(Size budget)
 static void
 read_exact(BufFile *file, void *buf, Size len)
 {
-#if PG_VERSION_NUM >= 160000
-	BufFileReadExact(file, buf, len);
-#else
-	if (BufFileRead(file, buf, len) != len)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read from sparse_maxscore reorder temporary file")));
-#endif
+	spm_buffile_read_exact(file, buf, len, "sparse_maxscore reorder temporary file");
 }
 
 /*

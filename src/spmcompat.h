@@ -62,4 +62,24 @@ typedef RelFileNode SpmRelFile;
 #define spm_vacuum_delay_point()	vacuum_delay_point()
 #endif
 
+/*
+ * Read exactly len bytes of a temporary file: BufFileReadExact from 16
+ * on; before, BufFileRead and the same error (what names the file).
+ */
+#include "storage/buffile.h"
+
+static inline void
+spm_buffile_read_exact(BufFile *file, void *buf, Size len, const char *what)
+{
+#if PG_VERSION_NUM >= 160000
+	(void) what;
+	BufFileReadExact(file, buf, len);
+#else
+	if (BufFileRead(file, buf, len) != len)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from %s", what)));
+#endif
+}
+
 #endif							/* SPMCOMPAT_H */

@@ -567,14 +567,7 @@ tq_choose(SpmWriter *w)
 static void
 spool_read(BufFile *spool, void *p, Size n)
 {
-#if PG_VERSION_NUM >= 160000
-	BufFileReadExact(spool, p, n);
-#else
-	if (BufFileRead(spool, p, n) != n)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read the forward copy's temporary file")));
-#endif
+	spm_buffile_read_exact(spool, p, n, "the forward copy's temporary file");
 }
 
 /*

@@ -283,7 +283,8 @@ typedef struct SpmDictEntry
 								 * only block */
 	uint16		skip_idx;		/* index of the first entry on that page;
 								 * with SPM_DICT_INLINE the block's offset */
-	uint16		flags;			/* SPM_DICT_INLINE or 0 (format <= 4: 0) */
+	uint16		flags;			/* SPM_DICT_INLINE or 0 (format <= 4: 0);
+								 * format 6: SPM_DICT_TERMQ and e_t */
 } SpmDictEntry;
 
 /*

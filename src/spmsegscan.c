@@ -46,6 +46,9 @@
  */
 #define SPM_READER_MAX_PINS	64
 
+/* the share of a format 6 segment's largest bound excess the elastic round allows (spm_segscan_gap) */
+#define SPM_FWDQ_GAP_SHARE	0.5
+
 typedef struct SpmReader
 {
 	Relation	index;
@@ -691,7 +694,16 @@ spm_segscan_gap(Relation index, SpmSegment *seg, const SpmSegQuery *sq)
 
 	if (!(seg->hdr.flags & SPM_SEG_QUANT))
 		return 0.0;
-	/* format 6: every cell of a term is 2^e_t, in the dictionary entry */
+	/*
+	 * format 6: every cell of a term is 2^e_t, in the dictionary entry.
+	 * The sum of |q| 2^e_t is the most a bound can exceed its exact score;
+	 * what a round needs is how far the L best exact scores fall below the
+	 * L-th bound, about half of it: each matched weight is below its upper
+	 * end by about half a cell on average, and a document matches only
+	 * some of the query's terms.  Half the sum (SPM_FWDQ_GAP_SHARE): a
+	 * query that needs more takes a second round, never loses a row
+	 * (doc/decisions.md "The elastic gap of format 6 segments").
+	 */
 	if (seg->hdr.flags & SPM_SEG_FWDQ)
 	{
 		for (int i = 0; i < q->nnz; i++)
@@ -701,7 +713,7 @@ spm_segscan_gap(Relation index, SpmSegment *seg, const SpmSegQuery *sq)
 			if (d != NULL)
 				gap += fabs((double) qv[i]) * ldexp(1.0, spm_dict_qexp(&d->entry));
 		}
-		return gap;
+		return gap * SPM_FWDQ_GAP_SHARE;
 	}
 	for (int i = 0; i < q->nnz; i++)
 	{

@@ -46,7 +46,8 @@
  */
 #define SPM_READER_MAX_PINS	64
 
-/* the share of a format 6 segment's largest bound excess the elastic round allows (spm_segscan_gap) */
+/* the share of a format 6 segment's largest bound excess that the elastic
+ * round's gap takes (spm_segscan_gap) */
 #define SPM_FWDQ_GAP_SHARE	0.5
 
 typedef struct SpmReader

@@ -1,7 +1,7 @@
-# doc/img/p50_vs_docs.png: README.md "Performance", the flat tiers of
+# doc/img/p50_vs_docs.png: doc/benchmarks.md "The README's table", the flat tiers of
 # `bench/run --docs 1000,100000,1000000 --no-mixed --sets skewed
 # --duration 10 --hnsw-max-docs 100000` at 30dca15 (2026-12-02), p50 at
-# one client, from the run's report as README.md's table gives it (not a
+# one client, from the run's report as that table gives it (not a
 # new measurement).  Regenerate: gnuplot doc/img/p50_vs_docs.gp
 set terminal pngcairo size 800,500 font ",10" noenhanced
 set output "doc/img/p50_vs_docs.png"

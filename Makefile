@@ -25,7 +25,7 @@ REGRESS_TYPE = sparsevec_input sparsevec_ops sparsevec_cast sparsevec_construct 
 	sparsevec_trusted sparsevec_pgvector_compat
 REGRESS_SPM = spm_setup spm_order spm_build spm_insert spm_vacuum spm_filter_deepen \
 	spm_rescan spm_prepared spm_toast spm_cost spm_validate spm_partition spm_limit \
-	spm_ranges spm_quant spm_cosine spm_l2 spm_scan_change
+	spm_ranges spm_quant spm_segments spm_cosine spm_l2 spm_scan_change
 REGRESS_BM25 = sparsevec_bm25 sparsevec_bm25_ingest
 # issue 40's findings: settings, last_scan, joins, updates with views
 REGRESS_FINDINGS = spm_settings spm_last_scan spm_join

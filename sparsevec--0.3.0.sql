@@ -597,3 +597,36 @@ CREATE FUNCTION sparse_maxscore_last_scan_segments(
 
 COMMENT ON FUNCTION sparse_maxscore_last_scan_segments() IS
 	'what each segment ran in each pass of the most recent sparse_maxscore index scan in this session: the algorithm, the query terms'' postings, the policy''s estimate and the postings decoded';
+
+------------------------------------------------------------------------
+-- issue 38: what each segment of an index holds
+------------------------------------------------------------------------
+-- One row per segment: its documents and postings, whether its weights
+-- are quantized and whether it has range data, and how its pages divide
+-- between postings, skip entries, dictionary, the forward copy, the range
+-- maxima and index, and the rest (src/README "Segments", "Ranges").  The
+-- same access as sparse_maxscore_info.
+
+CREATE FUNCTION sparse_maxscore_segments(
+	index regclass,
+	OUT segment integer,
+	OUT documents bigint,
+	OUT dead_documents bigint,
+	OUT null_documents bigint,
+	OUT postings bigint,
+	OUT terms bigint,
+	OUT quantized boolean,
+	OUT range_data boolean,
+	OUT pages bigint,
+	OUT posting_pages bigint,
+	OUT skip_pages bigint,
+	OUT dictionary_pages bigint,
+	OUT forward_pages bigint,
+	OUT range_pages bigint,
+	OUT other_pages bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'spm_segments_sql'
+	LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 8;
+
+COMMENT ON FUNCTION sparse_maxscore_segments(regclass) IS
+	'one row per segment of a sparse_maxscore index: documents, postings, terms, quantized weights, range data, and its pages by what they hold';

@@ -17,7 +17,7 @@ INSERT INTO w_adm SELECT i, spmw_vec(i, 5, 20), i FROM generate_series(51, 60) i
 
 -- not an index, or not ours
 SELECT f, spmw_try(format('SELECT %s(%L)', f, r)) AS result
-FROM unnest('{sparse_maxscore_flush,sparse_maxscore_compact,sparse_maxscore_info,sparse_maxscore_verify}'::text[]) f,
+FROM unnest('{sparse_maxscore_flush,sparse_maxscore_compact,sparse_maxscore_info,sparse_maxscore_segments,sparse_maxscore_verify}'::text[]) f,
 	unnest('{w_adm,w_adm_btree}'::text[]) r
 ORDER BY r, f;
 -- a partitioned index is not a sparse_maxscore index either (its
@@ -42,32 +42,35 @@ DROP SEQUENCE w_adm_seq;
 SELECT sparse_maxscore_flush(NULL), sparse_maxscore_compact(NULL), sparse_maxscore_verify(NULL);
 SELECT * FROM sparse_maxscore_info(NULL);
 
--- not the owner: flush, compact and verify refuse; info needs no more
--- than SELECT on the table
+-- not the owner: flush, compact and verify refuse; info and segments need
+-- no more than SELECT on the table
 CREATE ROLE w_adm_other;
 GRANT SELECT, INSERT, DELETE ON w_adm TO w_adm_other;
 SET ROLE w_adm_other;
 SELECT f, spmw_try(format('SELECT %s(%L)', f, 'w_adm_idx')) AS result
-FROM unnest('{sparse_maxscore_flush,sparse_maxscore_compact,sparse_maxscore_info,sparse_maxscore_verify}'::text[]) f
+FROM unnest('{sparse_maxscore_flush,sparse_maxscore_compact,sparse_maxscore_info,sparse_maxscore_segments,sparse_maxscore_verify}'::text[]) f
 ORDER BY f;
 -- without SELECT (INSERT only) info refuses too, naming the table
 RESET ROLE;
 CREATE ROLE w_adm_writer;
 GRANT INSERT ON w_adm TO w_adm_writer;
 SET ROLE w_adm_writer;
-SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info;
+SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info,
+	spmw_try($$SELECT sparse_maxscore_segments('w_adm_idx')$$) AS segments;
 SELECT segments FROM sparse_maxscore_info('w_adm_idx');
 -- SELECT on one column is not SELECT on the table
 RESET ROLE;
 GRANT SELECT (id) ON w_adm TO w_adm_writer;
 SET ROLE w_adm_writer;
-SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info;
+SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info,
+	spmw_try($$SELECT sparse_maxscore_segments('w_adm_idx')$$) AS segments;
 -- a member of pg_stat_scan_tables may (as with pgstattuple's pgstatindex),
 -- still not verify
 RESET ROLE;
 GRANT pg_stat_scan_tables TO w_adm_writer;
 SET ROLE w_adm_writer;
 SELECT spmw_try($$SELECT sparse_maxscore_info('w_adm_idx')$$) AS info,
+	spmw_try($$SELECT count(*) FROM sparse_maxscore_segments('w_adm_idx')$$) AS segments,
 	spmw_try($$SELECT sparse_maxscore_verify('w_adm_idx')$$) AS verify;
 RESET ROLE;
 DROP OWNED BY w_adm_writer;

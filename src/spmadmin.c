@@ -2,15 +2,16 @@
  *
  * spmadmin.c
  *	  SQL-callable maintenance and inspection of sparse_maxscore indexes:
- *	  sparse_maxscore_flush, _compact, _info and _verify.
+ *	  sparse_maxscore_flush, _compact, _info, _segments and _verify.
  *
  * The relation must be a sparse_maxscore index, not another session's
  * temporary one.  Flush and compact write and, like GIN's
  * gin_clean_pending_list, need ownership of the index; so does verify,
  * which holds the structure lock (ShareUpdateExclusiveLock, VACUUM's) for
  * as long as it reads every page.  Info only reads the metapage and the
- * page headers under AccessShareLock, and reports what a SELECT of the
- * table could count itself (documents, NULLs, postings, pages): it needs
+ * page headers under AccessShareLock (segments the segment headers too),
+ * and reports what a SELECT of the table could count itself (documents,
+ * NULLs, postings, pages): it needs
  * what a SELECT needs, the SELECT privilege on the table (which its owner
  * and pg_read_all_data have), or membership in pg_stat_scan_tables, the
  * role PostgreSQL made for monitoring functions that take ACCESS SHARE
@@ -208,6 +209,64 @@ spm_info_sql(PG_FUNCTION_ARGS)
 	relation_close(index, AccessShareLock);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * sparse_maxscore_segments(index): one row per segment, what it holds and
+ * how its pages divide between postings, skip entries, dictionary, range
+ * data (the forward copy and the range maxima) and the rest (header,
+ * directory, docid map, alive and NULL bitsets).  The same access as
+ * info; the segments are read as a scan reads them, one copy of the
+ * metapage under SPM_SCAN_LOCK in share mode, so a concurrent merge cannot
+ * free a segment while its header is read.  Every count but the directory
+ * chain's pages is in the segment header; those are computed from its
+ * words, as the writer cuts them (src/README "Segments").
+ */
+PG_FUNCTION_INFO_V1(spm_segments_sql);
+Datum
+spm_segments_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	SpmMetaPageData meta;
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = open_index(indexoid, AccessShareLock, SPM_ACCESS_READ);
+	LockPage(index, SPM_SCAN_LOCK, ShareLock);
+	SpmReadMeta(index, &meta);
+	SpmCacheNewRound();
+	for (uint32 i = 0; i < meta.nsegments; i++)
+	{
+		const SpmSegmentRef *r = &meta.segments[i];
+		const SpmSegmentHeaderData *h = &SpmGetSegment(index, &meta, (int) i)->hdr;
+		int64		dirpages = (h->ndirwords + SPM_DIR_WORDS_PER_PAGE - 1) /
+			SPM_DIR_WORDS_PER_PAGE;
+		int64		other = 1 + dirpages + h->ndocmap + h->nalive + h->nnullmap;
+		int64		range = (int64) h->nfwd + h->nrangeidx + h->nrangemax;
+		Datum		values[15];
+		bool		nulls[15] = {false};
+
+		values[0] = Int32GetDatum((int32) r->segment_id);
+		values[1] = Int64GetDatum((int64) (r->docid_hi - r->docid_lo) - r->ndead);
+		values[2] = Int64GetDatum((int64) r->ndead - r->nholes);
+		values[3] = Int64GetDatum((int64) r->nnull);
+		values[4] = Int64GetDatum((int64) r->npostings);
+		values[5] = Int64GetDatum((int64) h->nterms);
+		values[6] = BoolGetDatum((h->flags & SPM_SEG_QUANT) != 0);
+		values[7] = BoolGetDatum((h->flags & SPM_SEG_RANGES) != 0);
+		values[8] = Int64GetDatum(other + h->ndict + h->npost + h->nskip + range);
+		values[9] = Int64GetDatum((int64) h->npost);
+		values[10] = Int64GetDatum((int64) h->nskip);
+		values[11] = Int64GetDatum((int64) h->ndict);
+		values[12] = Int64GetDatum((int64) h->nfwd);
+		values[13] = Int64GetDatum((int64) h->nrangeidx + h->nrangemax);
+		values[14] = Int64GetDatum(other);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	UnlockPage(index, SPM_SCAN_LOCK, ShareLock);
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
 }
 
 /* ----------------------------------------------------------------

@@ -6,7 +6,7 @@
 # documents larger than a page, a VACUUM that shrinks the index -- the
 # standby, caught up, must give the same answers (index scans forced, the
 # standard queries with and without LIMIT), its index scans must equal its
-# own sequential scans, and sparse_maxscore_info and _verify must agree
+# own sequential scans, and sparse_maxscore_info, _segments and _verify must agree
 # on both.  On the standby the maintenance functions that write refuse to
 # run (recovery is in progress).  Finally a standby scan round that
 # overlaps the replay of a flush (hot_standby_feedback on) gives the right
@@ -45,6 +45,9 @@ sub compare
 	my $info = 'SELECT * FROM sparse_maxscore_info(\'docs_idx\')';
 	is($standby->safe_psql('postgres', $info), $primary->safe_psql('postgres', $info),
 		"$label: sparse_maxscore_info is the same");
+	my $segs = 'SELECT * FROM sparse_maxscore_segments(\'docs_idx\') ORDER BY segment';
+	is($standby->safe_psql('postgres', $segs), $primary->safe_psql('postgres', $segs),
+		"$label: sparse_maxscore_segments is the same");
 	my $v1 = spmw_verify_ok($primary, 'docs_idx', "$label, primary", %opts);
 	my $v2 = spmw_verify_ok($standby, 'docs_idx', "$label, standby", %opts);
 	is(join(' ', map { "$_=" . ($v2->{$_} // '?') } sort keys %$v1),

@@ -70,7 +70,7 @@ load_metric_index() {
 load_indexes() {	# load_indexes TIER
 	local tier=$1 s t0
 	# the index
-	BUILD_S=n/a INDEX_BYTES=n/a TIER_AM=$HAVE_AM
+	BUILD_S=n/a INDEX_BYTES=n/a SEG_INFO= TIER_AM=$HAVE_AM
 	if [ $HAVE_AM = 1 ]; then
 		log "CREATE INDEX ... USING sparse_maxscore"
 		bg_start poll 5 "$CREATE_INDEX_PROGRESS"
@@ -80,6 +80,13 @@ load_indexes() {	# load_indexes TIER
 			BUILD_S=$(elapsed "$t0")
 			INDEX_BYTES=$(sql -c "SELECT pg_relation_size('docs_v_idx')")
 			note "built in $BUILD_S s, $(numfmt --to=iec "$INDEX_BYTES")B"
+			# what its segments hold, their pages by kind (report: "Range data")
+			SEG_INFO=$(sql -c "SELECT format('seg_n=%s seg_ranged=%s seg_quant=%s seg_post=%s seg_skip=%s seg_dict=%s seg_fwd=%s seg_range=%s seg_other=%s block_size=%s',
+					count(*), count(*) FILTER (WHERE range_data), count(*) FILTER (WHERE quantized),
+					coalesce(sum(posting_pages), 0), coalesce(sum(skip_pages), 0), coalesce(sum(dictionary_pages), 0),
+					coalesce(sum(forward_pages), 0), coalesce(sum(range_pages), 0), coalesce(sum(other_pages), 0),
+					current_setting('block_size'))
+				FROM sparse_maxscore_segments('docs_v_idx')") || SEG_INFO=
 		else
 			TIER_AM=0
 			NOTES+=("docs=$tier: CREATE INDEX ... USING sparse_maxscore failed; index arms skipped")

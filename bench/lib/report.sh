@@ -190,11 +190,31 @@ auto_report() {
 					p99[k, "index"], p99[k, b99], b99, ratio(p99[k, "index"], p99[k, b99]) } }' "$DIR/arms.tsv"
 	echo
 	paired_report "$tier"
-	echo "Range data: not counted (\`sparse_maxscore_info\` has no column for it, and the bench records nothing"
-	echo "that counts it). \`index_ranges\` prunes by range on the segments that have range data and runs MaxScore"
-	echo "on the others, so on an index without range data it equals \`index_maxscore\`. The index's storage"
+	echo "Range data: the corpus table's \`sparse_maxscore segments\` row. \`index_ranges\` prunes by range on the"
+	echo "segments that have range data and runs MaxScore on the others, so on an index without range data it"
+	echo "equals \`index_maxscore\`. The index's storage"
 	echo "parameter ranges: $(ranges_option_words)."
 	echo
+}
+
+# seg_row TIER: the corpus table's row on the index's segments after CREATE
+# INDEX, from sparse_maxscore_segments (TIER_INFO's seg_* fields): how
+# many have range data and quantized weights, and the index's bytes per
+# posting by what its pages hold
+seg_row() {
+	local info=${TIER_INFO[$1]}
+	[ "$(field build_s "$info")" != n/a ] || return 0
+	if [ -z "$(field seg_n "$info")" ]; then
+		echo "| sparse_maxscore segments | not recorded (\`sparse_maxscore_segments\` did not answer after CREATE INDEX) |"
+		return 0
+	fi
+	awk -v p="$(field postings "$info")" -v bs="$(field block_size "$info")" -v n="$(field seg_n "$info")" \
+		-v r="$(field seg_ranged "$info")" -v q="$(field seg_quant "$info")" -v a="$(field seg_post "$info")" \
+		-v b="$(field seg_skip "$info")" -v c="$(field seg_dict "$info")" -v d="$(field seg_fwd "$info")" \
+		-v e="$(field seg_range "$info")" -v f="$(field seg_other "$info")" '
+		function bp(x) { return (p + 0 > 0) ? sprintf("%.2f", x * bs / p) : "n/a" }
+		BEGIN { printf "| sparse_maxscore segments | %d, %d with range data, %d with quantized weights; bytes per posting: postings %s, skip entries %s, dictionary %s, forward copy %s, range index and maxima %s, other %s (`sparse_maxscore_segments`) |\n",
+			n, r, q, bp(a), bp(b), bp(c), bp(d), bp(e), bp(f) }'
 }
 
 # paired_report TIER: the paired runs of the tier (bench/paired.c, from
@@ -582,6 +602,7 @@ report_md() {
 			echo "| sparse_maxscore build | $(field build_s "$info") s |"
 			echo "| sparse_maxscore size | $(fmt_bytes "$(field index_bytes "$info")"), $(per_posting "$(field index_bytes "$info")" "$postings") bytes per posting |"
 			echo "| sparse_maxscore size / table size | $(awk -v i="$(field index_bytes "$info")" -v t="$(field table_bytes "$info")" 'BEGIN { if (i + 0 > 0 && t + 0 > 0) printf "%.2fx", i / t; else print "n/a" }') |"
+			seg_row "$tier"
 			if [ -n "$(field cosine_build_s "$info")" ]; then
 				echo "| sparse_maxscore cosine build | $(field cosine_build_s "$info") s |"
 				echo "| sparse_maxscore cosine size | $(fmt_bytes "$(field cosine_index_bytes "$info")"), $(per_posting "$(field cosine_index_bytes "$info")" "$postings") bytes per posting |"

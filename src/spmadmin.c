@@ -11,11 +11,11 @@
  * as long as it reads every page.  Info only reads the metapage and the
  * page headers under AccessShareLock (segments the segment headers too),
  * and reports what a SELECT of the table could count itself (documents,
- * NULLs, postings, pages): it needs
- * what a SELECT needs, the SELECT privilege on the table (which its owner
- * and pg_read_all_data have), or membership in pg_stat_scan_tables, the
- * role PostgreSQL made for monitoring functions that take ACCESS SHARE
- * locks (pgstattuple's pgstatindex, for one).
+ * NULLs, postings, pages): it needs what a SELECT needs, the SELECT
+ * privilege on the table (which its owner and pg_read_all_data have), or
+ * membership in pg_stat_scan_tables, the role PostgreSQL made for
+ * monitoring functions that take ACCESS SHARE locks (pgstattuple's
+ * pgstatindex, for one).
  *
  *-------------------------------------------------------------------------
  */
@@ -243,7 +243,7 @@ spm_segments_sql(PG_FUNCTION_ARGS)
 		int64		dirpages = (h->ndirwords + SPM_DIR_WORDS_PER_PAGE - 1) /
 			SPM_DIR_WORDS_PER_PAGE;
 		int64		other = 1 + dirpages + h->ndocmap + h->nalive + h->nnullmap;
-		int64		range = (int64) h->nfwd + h->nrangeidx + h->nrangemax;
+		int64		rangedata = (int64) h->nfwd + h->nrangeidx + h->nrangemax;
 		Datum		values[15];
 		bool		nulls[15] = {false};
 
@@ -255,7 +255,7 @@ spm_segments_sql(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum((int64) h->nterms);
 		values[6] = BoolGetDatum((h->flags & SPM_SEG_QUANT) != 0);
 		values[7] = BoolGetDatum((h->flags & SPM_SEG_RANGES) != 0);
-		values[8] = Int64GetDatum(other + h->ndict + h->npost + h->nskip + range);
+		values[8] = Int64GetDatum(other + h->ndict + h->npost + h->nskip + rangedata);
 		values[9] = Int64GetDatum((int64) h->npost);
 		values[10] = Int64GetDatum((int64) h->nskip);
 		values[11] = Int64GetDatum((int64) h->ndict);

@@ -159,6 +159,23 @@ count_free_pages(Relation index)
 /*
  * sparse_maxscore_info(regclass): one row describing the index.
  */
+/*
+ * A segment's documents, from its metapage entry: of its docids, those
+ * written dead (holes, no postings) are no documents; the others are live
+ * or dead by their alive bits.
+ */
+static inline int64
+segref_live(const SpmSegmentRef *r)
+{
+	return (int64) (r->docid_hi - r->docid_lo) - r->ndead;
+}
+
+static inline int64
+segref_dead(const SpmSegmentRef *r)
+{
+	return (int64) r->ndead - r->nholes;
+}
+
 PG_FUNCTION_INFO_V1(spm_info_sql);
 Datum
 spm_info_sql(PG_FUNCTION_ARGS)
@@ -184,8 +201,8 @@ spm_info_sql(PG_FUNCTION_ARGS)
 	{
 		SpmSegmentRef *r = &meta.segments[i];
 
-		docs += (int64) (r->docid_hi - r->docid_lo) - r->nholes;
-		dead += r->ndead - r->nholes;
+		docs += segref_live(r) + segref_dead(r);
+		dead += segref_dead(r);
 		nnull += r->nnull;
 		postings += (int64) r->npostings;
 	}
@@ -248,8 +265,8 @@ spm_segments_sql(PG_FUNCTION_ARGS)
 		bool		nulls[15] = {false};
 
 		values[0] = Int32GetDatum((int32) r->segment_id);
-		values[1] = Int64GetDatum((int64) (r->docid_hi - r->docid_lo) - r->ndead);
-		values[2] = Int64GetDatum((int64) r->ndead - r->nholes);
+		values[1] = Int64GetDatum(segref_live(r));
+		values[2] = Int64GetDatum(segref_dead(r));
 		values[3] = Int64GetDatum((int64) r->nnull);
 		values[4] = Int64GetDatum((int64) r->npostings);
 		values[5] = Int64GetDatum((int64) h->nterms);
@@ -855,7 +872,7 @@ spm_verify_sql(PG_FUNCTION_ARGS)
 			verify_fail(index, "segment id %u is not below the next id %u",
 						r->segment_id, meta.next_segment_id);
 		verify_segment(&vs, &meta, (int) i);
-		docs += r->docid_hi - r->docid_lo - r->ndead;
+		docs += segref_live(r);
 		postings += r->npostings;
 	}
 

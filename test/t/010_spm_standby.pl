@@ -6,11 +6,11 @@
 # documents larger than a page, a VACUUM that shrinks the index -- the
 # standby, caught up, must give the same answers (index scans forced, the
 # standard queries with and without LIMIT), its index scans must equal its
-# own sequential scans, and sparse_maxscore_info, _segments and _verify must agree
-# on both.  On the standby the maintenance functions that write refuse to
-# run (recovery is in progress).  Finally a standby scan round that
-# overlaps the replay of a flush (hot_standby_feedback on) gives the right
-# rows.
+# own sequential scans, and sparse_maxscore_info, _segments and _verify
+# must agree on both.  On the standby the maintenance functions that write
+# refuse to run (recovery is in progress).  Finally a standby scan round
+# that overlaps the replay of a flush (hot_standby_feedback on) gives the
+# right rows.
 
 use strict;
 use warnings;
